@@ -1,0 +1,5 @@
+"""Allow ``python -m ranklint``."""
+
+from ranklint.faces.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Shared facts computed once per file and read by every rule."""

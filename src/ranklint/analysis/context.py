@@ -1,0 +1,55 @@
+"""The traversal context that every rule reads: where in the file we are."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ranklint.analysis.names import NameTable
+
+
+@dataclass(frozen=True)
+class Condition:
+    """An enclosing ``if``/``while`` test and which arm the code is in."""
+
+    test: cst.BaseExpression
+    holds: bool  # True in the body, False in the else/elif arm
+
+
+@dataclass
+class FunctionFrame:
+    node: cst.FunctionDef | cst.Lambda
+    # Name of the enclosing class when the function is a method.
+    class_name: str | None
+
+
+@dataclass
+class FileContext:
+    """Shared facts about the current position in the traversal of one file.
+
+    The walker keeps it up to date; rules only read it.
+    """
+
+    path: str
+    module: cst.Module
+    names: NameTable = field(default_factory=NameTable)
+    # True while the code being visited runs when the module is imported:
+    # module-level statements, class bodies, default values, decorators.
+    import_time: bool = True
+    # False inside ``if TYPE_CHECKING:``: the code never runs.
+    reachable: bool = True
+    functions: list[FunctionFrame] = field(default_factory=list)
+    classes: list[cst.ClassDef] = field(default_factory=list)
+    conditions: list[Condition] = field(default_factory=list)
+    loop_depth: int = 0
+    # Innermost simple statement line being visited (None in compound headers).
+    statement: cst.CSTNode | None = None
+
+    @property
+    def function(self) -> FunctionFrame | None:
+        return self.functions[-1] if self.functions else None
+
+    def resolve(self, node: cst.BaseExpression) -> str | None:
+        """Qualified name of a name/attribute expression, through imports."""
+        return self.names.resolve(node)

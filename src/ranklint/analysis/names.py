@@ -1,0 +1,161 @@
+"""Which local names mean which imported things, tracked in the one traversal.
+
+A purpose-built, forward-flow model of Python's scopes: imports bind a local
+name to a qualified name (``import torch.distributed as dist`` binds ``dist``
+to ``torch.distributed``); any other binding of the name (assignment, ``def``,
+parameter, loop target, ...) shadows it, so the name no longer means the
+imported thing. It is far cheaper than libcst's ScopeProvider and
+QualifiedNameProvider and answers the one question rules ask: "what does this
+call target name?".
+
+Known limits (documented, deliberate): bindings are seen in source order, so a
+function body sees the module's bindings as they stand where the function is
+defined; ``global``/``nonlocal`` are not followed; match-pattern captures do
+not shadow.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+
+class ScopeKind(enum.Enum):
+    MODULE = "module"
+    CLASS = "class"
+    FUNCTION = "function"
+    COMPREHENSION = "comprehension"
+
+
+@dataclass
+class Scope:
+    kind: ScopeKind
+    # local name -> qualified name of the imported thing, or None when the
+    # name is bound to something ranklint does not know (it shadows imports).
+    bindings: dict[str, str | None] = field(default_factory=dict)
+    # Modules of ``from M import *`` in this scope, in order.
+    star_modules: list[str] = field(default_factory=list)
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a chain of names and attributes, else ``None``."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def import_from_module(node: cst.ImportFrom) -> str:
+    """The module of a ``from`` import, relative dots included (``..pkg.mod``)."""
+    dots = "." * len(node.relative)
+    module = dotted_name(node.module) if node.module is not None else None
+    return dots + (module or "")
+
+
+class NameTable:
+    """The scope stack of one file during the traversal."""
+
+    def __init__(self) -> None:
+        self._scopes: list[Scope] = [Scope(ScopeKind.MODULE)]
+
+    # -- scope structure ---------------------------------------------------
+    def push(self, kind: ScopeKind) -> None:
+        self._scopes.append(Scope(kind))
+
+    def pop(self) -> None:
+        if len(self._scopes) == 1:
+            raise RuntimeError("cannot pop the module scope")
+        self._scopes.pop()
+
+    @property
+    def current_kind(self) -> ScopeKind:
+        return self._scopes[-1].kind
+
+    # -- bindings ----------------------------------------------------------
+    def bind_import(self, local: str, qualified: str) -> None:
+        self._scopes[-1].bindings[local] = qualified
+
+    def bind_other(self, local: str, *, value: cst.BaseExpression | None = None) -> None:
+        """Bind ``local`` to something that is not an import.
+
+        ``x = None`` does not shadow an import of ``x``: it is the fallback
+        arm of the optional-import idiom (``except ImportError: dist = None``),
+        and the name still means the module wherever it is usable.
+        """
+        bindings = self._scopes[-1].bindings
+        if (
+            isinstance(value, cst.Name)
+            and value.value == "None"
+            and bindings.get(local) is not None
+        ):
+            return
+        bindings[local] = None
+
+    def bind_target(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        """Bind every name in an assignment target (tuples, lists, starred)."""
+        if isinstance(target, cst.Name):
+            self.bind_other(target.value, value=value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self.bind_target(element.value, None)
+        elif isinstance(target, cst.StarredElement):
+            self.bind_target(target.value, None)
+        # Attribute and subscript targets bind no name.
+
+    def bind_import_statement(self, node: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = dotted_name(alias.name)
+                if full is None:
+                    continue
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    self.bind_import(alias.asname.name.value, full)
+                else:
+                    top = full.split(".", 1)[0]
+                    self.bind_import(top, top)
+            return
+        module = import_from_module(node)
+        if isinstance(node.names, cst.ImportStar):
+            self._scopes[-1].star_modules.append(module)
+            return
+        prefix = module if module.endswith(".") else module + "."
+        for alias in node.names:
+            name = dotted_name(alias.name)
+            if name is None:
+                continue
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.bind_import(local, prefix + name)
+
+    # -- lookups -----------------------------------------------------------
+    def lookup(self, name: str) -> str | None:
+        """The qualified name ``name`` refers to here, or ``None`` if unknown."""
+        innermost = len(self._scopes) - 1
+        for index in range(innermost, -1, -1):
+            scope = self._scopes[index]
+            # Class bodies are not visible from the functions nested in them.
+            if scope.kind is ScopeKind.CLASS and index != innermost:
+                continue
+            if name in scope.bindings:
+                return scope.bindings[name]
+        star = self._scopes[0].star_modules
+        # One wildcard import tells where a free name comes from; several do not.
+        if len(star) == 1:
+            return f"{star[0]}.{name}"
+        return None
+
+    def resolve(self, node: cst.BaseExpression) -> str | None:
+        """Qualified name of a name or attribute chain, through imports."""
+        if isinstance(node, cst.Name):
+            return self.lookup(node.value)
+        if isinstance(node, cst.Attribute):
+            base = self.resolve(node.value)
+            return None if base is None else f"{base}.{node.attr.value}"
+        return None

@@ -1,0 +1,264 @@
+"""Configuration: ``[tool.ranklint]`` in ``pyproject.toml``, validated on construction.
+
+Keys (TOML spelling):
+
+``select``          codes or prefixes to enable, replacing the default set
+                    (``"RNK1"``, ``"RNK101"``, ``"ALL"``)
+``extend-select``   codes or prefixes to enable on top of the selection
+``ignore``          codes or prefixes to disable
+``per-file-ignores`` table: gitignore-style glob -> codes to disable there
+``exclude``         gitignore-style patterns never walked into (replaces defaults)
+``extend-exclude``  patterns excluded on top of ``exclude``
+
+Patterns are matched against paths relative to the directory of the
+configuration file. CLI options override the file: ``--select`` replaces the
+file's selection, ``--extend-select`` and ``--ignore`` apply after it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pathspec
+
+from ranklint.rules import Rule, all_rules
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+DEFAULT_EXCLUDE: tuple[str, ...] = (
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".hg",
+    ".ipynb_checkpoints",
+    ".mypy_cache",
+    ".nox",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    "__pycache__",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
+)
+
+_KEYS = ("select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude")
+
+
+class ConfigError(Exception):
+    """A configuration problem the user can fix; the message is one clear line."""
+
+
+@dataclass(frozen=True)
+class SelectionLayer:
+    """One layer of rule selection; later layers win over earlier ones."""
+
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Config:
+    """Validated ranklint configuration. All fields are optional."""
+
+    # -- common ------------------------------------------------------------
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # -- rare ----------------------------------------------------------------
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    # -- internal ------------------------------------------------------------
+    # Directory that patterns are relative to (the config file's directory).
+    root: Path = field(default_factory=Path.cwd)
+    # The file this came from, for messages; None for defaults.
+    source: Path | None = None
+    # Selection layers from the command line, applied after the file's.
+    overrides: tuple[SelectionLayer, ...] = ()
+
+    def __post_init__(self) -> None:
+        where = f"{self.source}: " if self.source is not None else ""
+        for key, codes in (
+            ("select", self.select or ()),
+            ("extend-select", self.extend_select),
+            ("ignore", self.ignore),
+        ):
+            _check_codes(codes, f"{where}{key}")
+        for pattern, codes in self.per_file_ignores.items():
+            _check_patterns([pattern], f"{where}per-file-ignores")
+            _check_codes(codes, f"{where}per-file-ignores[{pattern!r}]")
+        _check_patterns(self.exclude, f"{where}exclude")
+        _check_patterns(self.extend_exclude, f"{where}extend-exclude")
+        for layer in self.overrides:
+            for codes in (layer.select or (), layer.extend_select, layer.ignore):
+                _check_codes(codes, "command line")
+
+    # -- derived -----------------------------------------------------------
+    def with_overrides(
+        self,
+        *,
+        select: Sequence[str] | None = None,
+        extend_select: Sequence[str] = (),
+        ignore: Sequence[str] = (),
+    ) -> Config:
+        """A copy with one more selection layer (from the command line)."""
+        layer = SelectionLayer(
+            None if select is None else tuple(select), tuple(extend_select), tuple(ignore)
+        )
+        return replace(self, overrides=(*self.overrides, layer))
+
+    def enabled_rules(self) -> tuple[type[Rule], ...]:
+        rules = all_rules()
+        enabled = {rule.code for rule in rules if rule.default_enabled}
+        layers = (SelectionLayer(self.select, self.extend_select, self.ignore), *self.overrides)
+        for layer in layers:
+            if layer.select is not None:
+                enabled = _matching(layer.select)
+            enabled |= _matching(layer.extend_select)
+            enabled -= _matching(layer.ignore)
+        return tuple(rule for rule in rules if rule.code in enabled)
+
+    def exclude_spec(self) -> pathspec.PathSpec:
+        return pathspec.PathSpec.from_lines("gitwildmatch", (*self.exclude, *self.extend_exclude))
+
+    def per_file_ignore_specs(self) -> list[tuple[pathspec.PathSpec, frozenset[str]]]:
+        return [
+            (pathspec.PathSpec.from_lines("gitwildmatch", [pattern]), frozenset(_matching(codes)))
+            for pattern, codes in self.per_file_ignores.items()
+        ]
+
+    def relative_path(self, path: str | Path) -> str:
+        """``path`` relative to :attr:`root` in POSIX form, for pattern matching."""
+        absolute = Path(path).absolute()
+        try:
+            return absolute.relative_to(self.root.absolute()).as_posix()
+        except ValueError:
+            return absolute.as_posix().lstrip("/")
+
+
+def _matching(selectors: Sequence[str]) -> set[str]:
+    codes = [rule.code for rule in all_rules()]
+    out: set[str] = set()
+    for selector in selectors:
+        out |= set(codes) if selector == "ALL" else {c for c in codes if c.startswith(selector)}
+    return out
+
+
+def _check_codes(codes: Sequence[str], where: str) -> None:
+    known = [rule.code for rule in all_rules()]
+    for code in codes:
+        if code == "ALL" or (code.startswith("RNK") and any(k.startswith(code) for k in known)):
+            continue
+        hint = difflib.get_close_matches(code, known, n=1)
+        suffix = f" (did you mean {hint[0]!r}?)" if hint else ""
+        raise ConfigError(f"{where}: unknown rule code or prefix {code!r}{suffix}")
+
+
+def _check_patterns(patterns: Sequence[str], where: str) -> None:
+    for pattern in patterns:
+        try:
+            pathspec.PathSpec.from_lines("gitwildmatch", [pattern])
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"{where}: bad pattern {pattern!r}: {exc}") from None
+
+
+# -- loading ---------------------------------------------------------------
+
+
+def load_config(path: str | Path | None = None, *, cwd: Path | None = None) -> Config:
+    """Load the configuration.
+
+    With ``path``: that file (``pyproject.toml`` uses its ``[tool.ranklint]``
+    table, any other TOML file its top level). Without: the nearest
+    ``pyproject.toml`` with a ``[tool.ranklint]`` table, walking up from
+    ``cwd``; defaults when there is none.
+    """
+    start = (cwd or Path.cwd()).absolute()
+    if path is not None:
+        file = Path(path)
+        data = _read_toml(file)
+        if file.name == "pyproject.toml" or "tool" in data:
+            table = data.get("tool", {}).get("ranklint", {})
+        else:
+            table = data
+        return config_from_table(table, source=file, root=file.absolute().parent)
+    for directory in (start, *start.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            data = _read_toml(candidate)
+            tool = data.get("tool", {})
+            if isinstance(tool, dict) and "ranklint" in tool:
+                return config_from_table(tool["ranklint"], source=candidate, root=directory)
+    return Config(root=start)
+
+
+def _read_toml(file: Path) -> dict[str, Any]:
+    try:
+        with file.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"{file}: configuration file not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read configuration: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{file}: invalid TOML: {exc}") from None
+
+
+def config_from_table(table: object, *, source: Path | None, root: Path) -> Config:
+    """Build a :class:`Config` from a ``[tool.ranklint]`` table, checking keys and types."""
+    where = f"{source}: [tool.ranklint]" if source is not None else "[tool.ranklint]"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} must be a table")
+    for key in table:
+        if key not in _KEYS:
+            hint = difflib.get_close_matches(key.replace("_", "-"), _KEYS, n=1)
+            suffix = f" (did you mean {hint[0]!r}?)" if hint else ""
+            raise ConfigError(f"{where}: unknown key {key!r}{suffix}")
+    kwargs: dict[str, Any] = {"root": root, "source": source}
+    for key in ("select", "extend-select", "ignore", "exclude", "extend-exclude"):
+        if key in table:
+            kwargs[key.replace("-", "_")] = _string_list(table[key], f"{where} {key}")
+    if "per-file-ignores" in table:
+        raw = table["per-file-ignores"]
+        if not isinstance(raw, dict):
+            raise ConfigError(
+                f"{where} per-file-ignores: expected a table of pattern = [codes], "
+                f"got {_type_name(raw)}"
+            )
+        kwargs["per_file_ignores"] = {
+            pattern: _string_list(codes, f"{where} per-file-ignores[{pattern!r}]")
+            for pattern, codes in raw.items()
+        }
+    return Config(**kwargs)
+
+
+def _string_list(value: object, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{where}: expected a list of strings, got {_type_name(value)}")
+    return tuple(value)
+
+
+def _type_name(value: object) -> str:
+    if isinstance(value, list):
+        return "a list with non-string items"
+    return {dict: "a table", str: "a string", bool: "a boolean", int: "an integer"}.get(
+        type(value), type(value).__name__
+    )

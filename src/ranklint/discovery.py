@@ -1,0 +1,87 @@
+"""Which files a run checks."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pathspec
+
+from ranklint.config import Config
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass
+class Discovery:
+    files: list[str] = field(default_factory=list)
+    # Arguments that name nothing on disk.
+    missing: list[str] = field(default_factory=list)
+
+
+def discover(paths: Sequence[str], config: Config, *, force_exclude: bool = False) -> Discovery:
+    """Expand ``paths`` into the files to check, in a deterministic order.
+
+    Directories are walked for ``*.py``/``*.pyi``; excluded directories are
+    not entered and directory symlinks are not followed (no loops). A file
+    named explicitly is checked even when excluded, unless ``force_exclude``;
+    likewise a directory named explicitly is walked, and only patterns that do
+    not match the directory itself apply inside it.
+    """
+    spec = config.exclude_spec()
+    result = Discovery()
+    seen: set[str] = set()
+
+    def add(path: str) -> None:
+        key = os.path.abspath(path)
+        if key not in seen:
+            seen.add(key)
+            result.files.append(path)
+
+    for raw in paths:
+        path = os.path.normpath(raw)
+        if not os.path.lexists(path):
+            result.missing.append(raw)
+            continue
+        excluded = _matches(spec, config.relative_path(path), os.path.isdir(path))
+        if excluded and force_exclude:
+            continue
+        if os.path.isdir(path):
+            walk_spec = _without_patterns_matching(spec, config.relative_path(path)) if excluded else spec
+            for file in _walk(path, walk_spec, config):
+                add(file)
+        else:
+            add(path)
+    return result
+
+
+def _walk(top: str, spec: pathspec.PathSpec, config: Config) -> list[str]:
+    found: list[str] = []
+    for directory, dirnames, filenames in os.walk(top):
+        dirnames[:] = sorted(
+            name
+            for name in dirnames
+            if not os.path.islink(os.path.join(directory, name))
+            and not _matches(spec, config.relative_path(os.path.join(directory, name)), True)
+        )
+        for name in sorted(filenames):
+            if not name.endswith(PYTHON_SUFFIXES):
+                continue
+            file = os.path.join(directory, name)
+            if not _matches(spec, config.relative_path(file), False):
+                found.append(os.path.normpath(file))
+    return found
+
+
+def _matches(spec: pathspec.PathSpec, relative: str, is_dir: bool) -> bool:
+    return spec.match_file(relative + "/" if is_dir else relative)
+
+
+def _without_patterns_matching(spec: pathspec.PathSpec, relative_dir: str) -> pathspec.PathSpec:
+    kept = [
+        pattern
+        for pattern in spec.patterns
+        if not (pattern.include and pattern.match_file(relative_dir + "/") is not None)
+    ]
+    return pathspec.PathSpec(kept)

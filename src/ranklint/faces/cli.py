@@ -1,0 +1,184 @@
+"""The ``ranklint`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from ranklint import __version__
+from ranklint.api import LintResult, lint_paths
+from ranklint.config import Config, ConfigError, load_config
+from ranklint.docs import render_rule
+from ranklint.faces.formatters import (
+    FORMATS,
+    format_github,
+    format_json,
+    format_sarif,
+    format_statistics,
+    format_text,
+)
+from ranklint.findings import Severity
+from ranklint.rules import all_rules, rule_by_code
+
+logger = logging.getLogger(__name__)
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_ERROR, f"ranklint: error: {message}\n(see `{self.prog} --help`)\n")
+
+
+def _codes(value: str) -> list[str]:
+    return [code.strip() for code in value.split(",") if code.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="ranklint",
+        description="Static analysis for distributed PyTorch training and inference code.",
+    )
+    parser.add_argument("--version", action="version", version=f"ranklint {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    check = sub.add_parser("check", help="check files and directories (default: .)")
+    check.add_argument("paths", nargs="*", metavar="PATH", help="files or directories")
+    check.add_argument("--select", type=_codes, help="codes or prefixes to enable (replaces)")
+    check.add_argument(
+        "--extend-select", type=_codes, default=[], help="codes or prefixes to enable in addition"
+    )
+    check.add_argument("--ignore", type=_codes, default=[], help="codes or prefixes to disable")
+    check.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    check.add_argument("--config", metavar="FILE", help="configuration file (pyproject.toml)")
+    check.add_argument("--jobs", "-j", type=int, default=None, help="processes (default: CPUs)")
+    check.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even when there are findings"
+    )
+    check.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply exclude patterns to paths named on the command line too",
+    )
+    check.add_argument(
+        "--no-cache", action="store_true", help="do not read or write the cache (no cache yet)"
+    )
+    check.add_argument(
+        "--statistics", action="store_true", help="print the number of findings per code"
+    )
+    check.add_argument("--verbose", "-v", action="store_true", help="debug logs and tracebacks")
+
+    rule = sub.add_parser("rule", help="print one rule's documentation")
+    rule.add_argument("code", help="rule code, e.g. RNK101")
+    sub.add_parser("rules", help="list every rule")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if getattr(args, "verbose", False) else logging.WARNING,
+        format="ranklint: %(levelname)s: %(name)s: %(message)s",
+    )
+    if args.command == "check":
+        return _check(args, sys.stdout, sys.stderr)
+    if args.command == "rule":
+        return _rule(args.code, sys.stdout, sys.stderr)
+    if args.command == "rules":
+        return _rules(sys.stdout)
+    parser.print_help(sys.stderr)
+    return EXIT_ERROR
+
+
+def _rule(code: str, out: TextIO, err: TextIO) -> int:
+    rule = rule_by_code(code.upper())
+    if rule is None:
+        err.write(f"ranklint: error: unknown rule {code!r}; `ranklint rules` lists them\n")
+        return EXIT_ERROR
+    out.write(render_rule(rule))
+    return EXIT_OK
+
+
+def _rules(out: TextIO) -> int:
+    rows = [
+        (r.code, r.name, r.severity.value, "on" if r.default_enabled else "off", r.summary)
+        for r in all_rules()
+    ]
+    name_width = max(len(row[1]) for row in rows)
+    out.write(f"{'code':<7} {'name':<{name_width}} {'severity':<8} default  summary\n")
+    for code, name, severity, default, summary in rows:
+        out.write(f"{code:<7} {name:<{name_width}} {severity:<8} {default:<8} {summary}\n")
+    return EXIT_OK
+
+
+def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.jobs is not None and args.jobs < 1:
+        err.write("ranklint: error: --jobs must be at least 1\n")
+        return EXIT_ERROR
+    try:
+        config: Config = load_config(args.config).with_overrides(
+            select=args.select, extend_select=args.extend_select, ignore=args.ignore
+        )
+    except ConfigError as exc:
+        err.write(f"ranklint: error: {exc}\n")
+        return EXIT_ERROR
+    result = lint_paths(
+        args.paths or ["."], config, jobs=args.jobs, force_exclude=args.force_exclude
+    )
+    _write_findings(args, config, result, out)
+    return _report_and_exit_code(args, result, err)
+
+
+def _write_findings(
+    args: argparse.Namespace, config: Config, result: LintResult, out: TextIO
+) -> None:
+    if args.format == "json":
+        out.write(format_json(result.findings))
+    elif args.format == "sarif":
+        out.write(format_sarif(result.findings, all_rules()))
+    elif args.format == "github":
+        out.write(format_github(result.findings))
+    elif args.statistics:
+        out.write(format_statistics(result.findings))
+    else:
+        out.write(format_text(result.findings))
+    out.flush()
+
+
+def _report_and_exit_code(args: argparse.Namespace, result: LintResult, err: TextIO) -> int:
+    for path in result.missing:
+        err.write(f"ranklint: error: {path}: no such file or directory\n")
+    for error in result.errors:
+        err.write(f"ranklint: error: {error.describe()}\n")
+        if args.verbose and error.details:
+            err.write(error.details)
+    if args.format == "text":
+        err.write(_summary(result) + "\n")
+    if result.errors or result.missing:
+        return EXIT_ERROR
+    if result.findings and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _summary(result: LintResult) -> str:
+    files = f"{result.files_checked} file{'s' if result.files_checked != 1 else ''} checked"
+    if not result.findings:
+        return f"All checks passed ({files})."
+    by_severity = {s: sum(f.severity is s for f in result.findings) for s in Severity}
+    detail = ", ".join(f"{n} {s.value}{'s' if n != 1 else ''}" for s, n in by_severity.items() if n)
+    affected = len({f.path for f in result.findings})
+    total = len(result.findings)
+    return (
+        f"Found {total} finding{'s' if total != 1 else ''} ({detail}) in {affected} "
+        f"file{'s' if affected != 1 else ''} ({files})."
+    )
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,150 @@
+"""Output formats. Formatters only format: they never analyse."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+
+from ranklint import __version__
+from ranklint.docs import PROJECT_URL, docs_url
+from ranklint.findings import Finding, Severity
+from ranklint.rules import Rule
+
+FORMATS = ("text", "json", "sarif", "github")
+
+_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+_GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+_SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def format_text(findings: Sequence[Finding]) -> str:
+    lines = []
+    for f in findings:
+        lines.append(f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}")
+        lines.extend(f"    {s.path}:{s.line}:{s.col}: {s.message}" for s in f.trace)
+    return "".join(line + "\n" for line in lines)
+
+
+def format_statistics(findings: Sequence[Finding]) -> str:
+    counts = Counter((f.code, f.name) for f in findings)
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    width = max((len(str(count)) for _, count in rows), default=1)
+    return "".join(f"{count:>{width}}  {code}  {name}\n" for (code, name), count in rows)
+
+
+def _json_finding(f: Finding) -> dict[str, object]:
+    return {
+        "code": f.code,
+        "name": f.name,
+        "message": f.message,
+        "severity": f.severity.value,
+        "filename": f.path,
+        "location": {"row": f.line, "column": f.col},
+        "end_location": {"row": f.end_line, "column": f.end_col},
+        "trace": [
+            {"filename": s.path, "row": s.line, "column": s.col, "message": s.message}
+            for s in f.trace
+        ],
+        "fix": None,
+        "url": docs_url(f.code),
+    }
+
+
+def format_json(findings: Sequence[Finding]) -> str:
+    return json.dumps([_json_finding(f) for f in findings], indent=2) + "\n"
+
+
+def _sarif_location(path: str, line: int, col: int, end_line: int, end_col: int) -> dict:
+    return {
+        "physicalLocation": {
+            "artifactLocation": {"uri": path.replace("\\", "/")},
+            "region": {
+                "startLine": line,
+                "startColumn": col,
+                "endLine": end_line,
+                "endColumn": end_col,
+            },
+        }
+    }
+
+
+def format_sarif(findings: Sequence[Finding], rules: Sequence[type[Rule]]) -> str:
+    index = {rule.code: i for i, rule in enumerate(rules)}
+    results = []
+    for f in findings:
+        result: dict[str, object] = {
+            "ruleId": f.code,
+            "level": _SARIF_LEVEL[f.severity],
+            "message": {"text": f.message},
+            "locations": [_sarif_location(f.path, f.line, f.col, f.end_line, f.end_col)],
+        }
+        if f.code in index:
+            result["ruleIndex"] = index[f.code]
+        if f.trace:
+            steps = [
+                {"location": {**_sarif_location(s.path, s.line, s.col, s.line, s.col + 1),
+                              "message": {"text": s.message}}}
+                for s in f.trace
+            ]
+            result["codeFlows"] = [{"threadFlows": [{"locations": steps}]}]
+        results.append(result)
+    driver_rules = [
+        {
+            "id": rule.code,
+            "name": rule.name,
+            "shortDescription": {"text": rule.summary},
+            "fullDescription": {"text": rule.what.strip()},
+            "helpUri": docs_url(rule.code),
+            "help": {"text": rule.why.strip()},
+            "defaultConfiguration": {
+                "level": _SARIF_LEVEL[rule.severity],
+                "enabled": rule.default_enabled,
+            },
+        }
+        for rule in rules
+    ]
+    log = {
+        "$schema": _SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "ranklint",
+                        "version": __version__,
+                        "informationUri": PROJECT_URL,
+                        "rules": driver_rules,
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2) + "\n"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def format_github(findings: Sequence[Finding]) -> str:
+    lines = []
+    for f in findings:
+        props = ",".join(
+            f"{key}={_escape_property(str(value))}"
+            for key, value in (
+                ("file", f.path),
+                ("line", f.line),
+                ("col", f.col),
+                ("endLine", f.end_line),
+                ("endColumn", f.end_col),
+                ("title", f.code),
+            )
+        )
+        lines.append(f"::{_GITHUB_LEVEL[f.severity]} {props}::{_escape_data(f'{f.code} {f.message}')}")
+    return "".join(line + "\n" for line in lines)

@@ -1,0 +1,130 @@
+"""The rule framework: a rule is one small class with its metadata and examples.
+
+A rule subclasses :class:`Rule`, sets its metadata class attributes, and
+defines ``visit_<Node>`` / ``leave_<Node>`` methods named after libcst node
+classes. The engine calls them during its single traversal of each file; the
+rule reads the shared :class:`~ranklint.analysis.context.FileContext` and calls
+:meth:`Rule.report`. Rules never parse, read files or print.
+
+Subclasses register themselves; ``valid`` and ``invalid`` examples are run by
+the test suite and rendered into the generated docs. In ``invalid`` examples,
+``# expect: RNK101`` marks each line where a finding is expected.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import libcst as cst
+
+from ranklint.analysis.context import FileContext
+from ranklint.findings import Severity, TraceStep
+
+_CODE_PREFIX = "RNK"
+_REGISTRY: dict[str, type[Rule]] = {}
+
+
+@dataclass(frozen=True)
+class PendingFinding:
+    """A finding before positions are known: the engine resolves them only when needed."""
+
+    rule: type[Rule]
+    node: cst.CSTNode
+    message: str
+    # The innermost simple statement holding ``node``; a suppression comment
+    # on its first or last line applies to the finding.
+    statement: cst.CSTNode | None
+    trace: tuple[TraceStep, ...]
+
+
+class Rule:
+    """Base class of all rules. See the module docstring."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity]
+    default_enabled: ClassVar[bool] = True
+    summary: ClassVar[str]
+    # Documentation sections (Markdown). The Example / Use instead sections of
+    # the docs are the first invalid / valid example.
+    what: ClassVar[str]
+    why: ClassVar[str]
+    limits: ClassVar[str]
+    valid: ClassVar[Sequence[str]]
+    invalid: ClassVar[Sequence[str]]
+
+    # node class -> method name, filled per subclass from its visit_/leave_ methods.
+    handlers_on_visit: ClassVar[dict[type[cst.CSTNode], str]] = {}
+    handlers_on_leave: ClassVar[dict[type[cst.CSTNode], str]] = {}
+
+    def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
+        self.ctx = ctx
+        self._sink = sink
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str,
+        *,
+        trace: Sequence[TraceStep] = (),
+    ) -> None:
+        """Report ``message`` at ``node`` (the code prefix is added by formatters)."""
+        self._sink(PendingFinding(type(self), node, message, self.ctx.statement, tuple(trace)))
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.handlers_on_visit = _handler_table(cls, "visit_")
+        cls.handlers_on_leave = _handler_table(cls, "leave_")
+        if "code" in cls.__dict__:
+            _register(cls)
+
+    @classmethod
+    def examples(cls) -> tuple[list[str], list[str]]:
+        """The valid and invalid examples, dedented."""
+        return (
+            [_clean(example) for example in cls.valid],
+            [_clean(example) for example in cls.invalid],
+        )
+
+
+def _clean(example: str) -> str:
+    return textwrap.dedent(example).lstrip("\n")
+
+
+def _handler_table(cls: type[Rule], prefix: str) -> dict[type[cst.CSTNode], str]:
+    table: dict[type[cst.CSTNode], str] = {}
+    for attr in dir(cls):
+        if not attr.startswith(prefix):
+            continue
+        node_type = getattr(cst, attr[len(prefix) :], None)
+        if not (isinstance(node_type, type) and issubclass(node_type, cst.CSTNode)):
+            raise TypeError(f"{cls.__name__}.{attr}: {attr[len(prefix) :]} is not a libcst node")
+        table[node_type] = attr
+    return table
+
+
+_REQUIRED = ("name", "severity", "summary", "what", "why", "limits", "valid", "invalid")
+
+
+def _register(cls: type[Rule]) -> None:
+    code = cls.code
+    if not (code.startswith(_CODE_PREFIX) and len(code) == 6 and code[3:].isdigit()):
+        raise TypeError(f"{cls.__name__}: rule code {code!r} is not of the form RNK123")
+    missing = [attr for attr in _REQUIRED if not hasattr(cls, attr)]
+    if missing:
+        raise TypeError(f"{cls.__name__} ({code}) lacks metadata: {', '.join(missing)}")
+    for other in _REGISTRY.values():
+        if other.code == code or other.name == cls.name:
+            raise TypeError(
+                f"{cls.__name__} ({code}, {cls.name}) clashes with "
+                f"{other.__name__} ({other.code}, {other.name})"
+            )
+    _REGISTRY[code] = cls
+
+
+def registered_rules() -> list[type[Rule]]:
+    """Every registered rule, sorted by code."""
+    return [_REGISTRY[code] for code in sorted(_REGISTRY)]

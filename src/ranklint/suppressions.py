@@ -1,0 +1,84 @@
+"""Suppression comments: ``# noqa``, ``# noqa: RNK101``, ``# ranklint: ignore[RNK101]``,
+and the file-level ``# ranklint: skip-file``."""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+import tokenize
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+logger = logging.getLogger(__name__)
+
+_CODE_LIST = r"[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*"
+_NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODE_LIST}))?", re.IGNORECASE)
+_IGNORE = re.compile(rf"#\s*ranklint:\s*ignore(?:\[\s*(?P<codes>{_CODE_LIST})\s*\])?")
+_SKIP_FILE = re.compile(r"#\s*ranklint:\s*skip-file\b")
+_SPLIT = re.compile(r"[\s,]+")
+
+
+@dataclass(frozen=True)
+class Suppressions:
+    """Which codes are suppressed on which (1-based) lines of one file."""
+
+    skip_file: bool = False
+    # line -> suppressed codes; None means every code.
+    by_line: dict[int, frozenset[str] | None] = field(default_factory=dict)
+
+    def suppresses(self, code: str, lines: Iterable[int]) -> bool:
+        for line in lines:
+            if line in self.by_line:
+                codes = self.by_line[line]
+                if codes is None or code in codes:
+                    return True
+        return False
+
+
+NO_SUPPRESSIONS = Suppressions()
+
+
+def parse_suppressions(source: str) -> Suppressions:
+    """Find suppression comments in ``source``.
+
+    Comments are found with the tokenizer, so ``# noqa`` inside a string is
+    not a suppression. Files without the words are not tokenized at all.
+    """
+    lowered = source.lower()
+    if "noqa" not in lowered and "ranklint" not in lowered:
+        return NO_SUPPRESSIONS
+    skip_file = False
+    by_line: dict[int, frozenset[str] | None] = {}
+    for line, text in _comments(source):
+        if _SKIP_FILE.search(text):
+            skip_file = True
+        for pattern in (_NOQA, _IGNORE):
+            match = pattern.search(text)
+            if match is None:
+                continue
+            codes = match.group("codes")
+            if codes is None:
+                by_line[line] = None
+            elif by_line.get(line, frozenset()) is not None:
+                new = frozenset(code.upper() for code in _SPLIT.split(codes.strip()) if code)
+                by_line[line] = by_line.get(line, frozenset()) | new
+    return Suppressions(skip_file, by_line)
+
+
+def _comments(source: str) -> list[tuple[int, str]]:
+    try:
+        return [
+            (token.start[0], token.string)
+            for token in tokenize.generate_tokens(io.StringIO(source).readline)
+            if token.type == tokenize.COMMENT
+        ]
+    except (tokenize.TokenError, SyntaxError) as exc:
+        # The tokenizer of an older Python can reject syntax that libcst
+        # parsed (e.g. PEP 701 f-strings); fall back to a per-line scan.
+        logger.debug("tokenize failed (%s); scanning lines for comments", exc)
+        return [
+            (number, line[line.index("#") :])
+            for number, line in enumerate(source.splitlines(), start=1)
+            if "#" in line
+        ]

@@ -1,0 +1,360 @@
+"""The one traversal of a file: keeps the shared context and dispatches to rules.
+
+This walks libcst's tree directly over the nodes' fields instead of using
+``Module.visit``: libcst's visitor rebuilds every node it passes (a large part
+of its cost) and visits children in field order, not evaluation order. Here,
+binding constructs (assignments, ``def``, ``for``, comprehensions, imports) are
+walked in the order Python evaluates them, so the name table sees a binding
+exactly when it takes effect. Whitespace and comment nodes are never entered.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import traceback
+from collections.abc import Callable, Iterable
+
+import libcst as cst
+
+from ranklint.analysis.context import Condition, FileContext, FunctionFrame
+from ranklint.analysis.names import ScopeKind, dotted_name
+from ranklint.findings import InternalError
+from ranklint.rules.base import Rule
+
+logger = logging.getLogger(__name__)
+
+# Fields that only ever hold whitespace, comments or punctuation.
+_TRIVIA_FIELDS = frozenset(
+    {
+        "lpar",
+        "rpar",
+        "leading_lines",
+        "lines_after_decorators",
+        "header",
+        "footer",
+        "comma",
+        "semicolon",
+        "trailing_whitespace",
+        "equal",
+        "colon",
+        "dot",
+        "newline",
+    }
+)
+_CHILD_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
+
+Handler = tuple[Rule, Callable[[cst.CSTNode], object]]
+
+
+def _child_fields(cls: type[cst.CSTNode]) -> tuple[str, ...]:
+    names = _CHILD_FIELDS.get(cls)
+    if names is None:
+        names = tuple(
+            field.name
+            for field in dataclasses.fields(cls)
+            if field.name not in _TRIVIA_FIELDS and "whitespace" not in field.name
+        )
+        _CHILD_FIELDS[cls] = names
+    return names
+
+
+def _guard_kind(test: cst.BaseExpression) -> str | None:
+    """``"main"`` / ``"not-main"`` for ``__name__`` guards, ``"type-checking"``, else None."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        sides = {_literal_or_name(test.left), _literal_or_name(target.comparator)}
+        if sides == {"name:__name__", "str:__main__"}:
+            if isinstance(target.operator, cst.Equal):
+                return "main"
+            if isinstance(target.operator, cst.NotEqual):
+                return "not-main"
+        return None
+    name = dotted_name(test)
+    if name is not None and name.rsplit(".", 1)[-1] == "TYPE_CHECKING":
+        return "type-checking"
+    return None
+
+
+def _literal_or_name(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return f"name:{node.value}"
+    if isinstance(node, cst.SimpleString):
+        return f"str:{node.evaluated_value}"
+    return None
+
+
+class Walker:
+    """Walks one module once, calling every rule's handlers on the way."""
+
+    def __init__(self, ctx: FileContext, rules: Iterable[Rule]) -> None:
+        self.ctx = ctx
+        self.errors: list[InternalError] = []
+        self.failed_rules: set[str] = set()
+        self._visit: dict[type[cst.CSTNode], list[Handler]] = {}
+        self._leave: dict[type[cst.CSTNode], list[Handler]] = {}
+        for rule in rules:
+            for node_type, method in rule.handlers_on_visit.items():
+                self._visit.setdefault(node_type, []).append((rule, getattr(rule, method)))
+            for node_type, method in rule.handlers_on_leave.items():
+                self._leave.setdefault(node_type, []).append((rule, getattr(rule, method)))
+        self._special: dict[type[cst.CSTNode], Callable[[cst.CSTNode], None]] = {
+            cst.SimpleStatementLine: self._simple_statement_line,
+            cst.FunctionDef: self._function_def,
+            cst.Lambda: self._lambda,
+            cst.ClassDef: self._class_def,
+            cst.If: self._if,
+            cst.For: self._for,
+            cst.While: self._while,
+            cst.Assign: self._assign,
+            cst.AnnAssign: self._ann_assign,
+            cst.AugAssign: self._aug_assign,
+            cst.NamedExpr: self._named_expr,
+            cst.Import: self._import,
+            cst.ImportFrom: self._import,
+            cst.With: self._with,
+            cst.ExceptHandler: self._except_handler,
+            cst.ExceptStarHandler: self._except_handler,
+            cst.Del: self._del,
+            cst.ListComp: self._comprehension,
+            cst.SetComp: self._comprehension,
+            cst.GeneratorExp: self._comprehension,
+            cst.DictComp: self._comprehension,
+        }
+
+    # -- core --------------------------------------------------------------
+    def walk(self, node: cst.CSTNode) -> None:
+        cls = type(node)
+        handlers = self._visit.get(cls)
+        if handlers:
+            self._dispatch(handlers, node)
+        special = self._special.get(cls)
+        if special is not None:
+            special(node)
+        else:
+            self._walk_children(node)
+        handlers = self._leave.get(cls)
+        if handlers:
+            self._dispatch(handlers, node)
+
+    def _walk_children(self, node: cst.CSTNode) -> None:
+        for name in _child_fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                self.walk(value)
+            elif isinstance(value, (tuple, list)):
+                for item in value:
+                    if isinstance(item, cst.CSTNode):
+                        self.walk(item)
+
+    def _walk_all(self, nodes: Iterable[cst.CSTNode | None]) -> None:
+        for node in nodes:
+            if node is not None:
+                self.walk(node)
+
+    def _dispatch(self, handlers: list[Handler], node: cst.CSTNode) -> None:
+        for rule, method in handlers:
+            if rule.code in self.failed_rules:
+                continue
+            try:
+                method(node)
+            except Exception as exc:  # a rule bug must not lose other rules' findings
+                self.failed_rules.add(rule.code)
+                self.errors.append(
+                    InternalError(
+                        path=self.ctx.path,
+                        where=f"rule {rule.code} ({rule.name})",
+                        message=f"{type(exc).__name__}: {exc}",
+                        details=traceback.format_exc(),
+                    )
+                )
+                logger.debug("rule %s failed on %s", rule.code, self.ctx.path, exc_info=True)
+
+    # -- statements --------------------------------------------------------
+    def _simple_statement_line(self, node: cst.SimpleStatementLine) -> None:
+        outer = self.ctx.statement
+        self.ctx.statement = node
+        self._walk_all(node.body)
+        self.ctx.statement = outer
+
+    def _function_def(self, node: cst.FunctionDef) -> None:
+        # Decorators, defaults and annotations are evaluated where the def is.
+        self._walk_all(decorator.decorator for decorator in node.decorators)
+        self._walk_param_headers(node.params, annotations=True)
+        if node.returns is not None:
+            self.walk(node.returns.annotation)
+        self.ctx.names.bind_other(node.name.value)
+        self._enter_function(node, node.params, node.body)
+
+    def _lambda(self, node: cst.Lambda) -> None:
+        self._walk_param_headers(node.params, annotations=False)
+        self._enter_function(node, node.params, node.body)
+
+    def _walk_param_headers(self, params: cst.Parameters, *, annotations: bool) -> None:
+        for param in _all_params(params):
+            if annotations and param.annotation is not None:
+                self.walk(param.annotation.annotation)
+            if param.default is not None:
+                self.walk(param.default)
+
+    def _enter_function(
+        self,
+        node: cst.FunctionDef | cst.Lambda,
+        params: cst.Parameters,
+        body: cst.CSTNode,
+    ) -> None:
+        ctx = self.ctx
+        class_name = (
+            ctx.classes[-1].name.value
+            if ctx.classes and ctx.names.current_kind is ScopeKind.CLASS
+            else None
+        )
+        saved = (ctx.import_time, ctx.conditions, ctx.loop_depth, ctx.statement)
+        ctx.import_time, ctx.conditions, ctx.loop_depth = False, [], 0
+        ctx.functions.append(FunctionFrame(node, class_name))
+        ctx.names.push(ScopeKind.FUNCTION)
+        for param in _all_params(params):
+            ctx.names.bind_other(param.name.value)
+        self.walk(body)
+        ctx.names.pop()
+        ctx.functions.pop()
+        ctx.import_time, ctx.conditions, ctx.loop_depth, ctx.statement = saved
+
+    def _class_def(self, node: cst.ClassDef) -> None:
+        ctx = self.ctx
+        self._walk_all(decorator.decorator for decorator in node.decorators)
+        self._walk_all(arg.value for arg in (*node.bases, *node.keywords))
+        ctx.classes.append(node)
+        ctx.names.push(ScopeKind.CLASS)
+        self.walk(node.body)
+        ctx.names.pop()
+        ctx.classes.pop()
+        ctx.names.bind_other(node.name.value)
+
+    def _if(self, node: cst.If) -> None:
+        ctx = self.ctx
+        self.walk(node.test)
+        kind = _guard_kind(node.test)
+        saved = (ctx.import_time, ctx.reachable)
+        if kind in ("main", "type-checking"):
+            ctx.import_time = False
+        if kind == "type-checking":
+            ctx.reachable = False
+        ctx.conditions.append(Condition(node.test, holds=True))
+        self.walk(node.body)
+        ctx.conditions.pop()
+        ctx.import_time, ctx.reachable = saved
+        if node.orelse is not None:
+            if kind == "not-main":
+                ctx.import_time = False
+            ctx.conditions.append(Condition(node.test, holds=False))
+            self.walk(node.orelse)
+            ctx.conditions.pop()
+            ctx.import_time = saved[0]
+
+    def _for(self, node: cst.For) -> None:
+        ctx = self.ctx
+        self.walk(node.iter)
+        ctx.names.bind_target(node.target, None)
+        self.walk(node.target)
+        ctx.loop_depth += 1
+        self.walk(node.body)
+        ctx.loop_depth -= 1
+        if node.orelse is not None:
+            self.walk(node.orelse)
+
+    def _while(self, node: cst.While) -> None:
+        ctx = self.ctx
+        self.walk(node.test)
+        ctx.conditions.append(Condition(node.test, holds=True))
+        ctx.loop_depth += 1
+        self.walk(node.body)
+        ctx.loop_depth -= 1
+        ctx.conditions.pop()
+        if node.orelse is not None:
+            self.walk(node.orelse)
+
+    def _assign(self, node: cst.Assign) -> None:
+        self.walk(node.value)
+        for target in node.targets:
+            self.walk(target.target)
+            self.ctx.names.bind_target(target.target, node.value)
+
+    def _ann_assign(self, node: cst.AnnAssign) -> None:
+        self.walk(node.annotation.annotation)
+        if node.value is not None:
+            self.walk(node.value)
+        self.walk(node.target)
+        if node.value is not None:
+            self.ctx.names.bind_target(node.target, node.value)
+
+    def _aug_assign(self, node: cst.AugAssign) -> None:
+        self.walk(node.value)
+        self.walk(node.target)
+        self.ctx.names.bind_target(node.target, None)
+
+    def _named_expr(self, node: cst.NamedExpr) -> None:
+        self.walk(node.value)
+        self.ctx.names.bind_target(node.target, node.value)
+
+    def _import(self, node: cst.Import | cst.ImportFrom) -> None:
+        # Alias names are not loads: nothing below an import is walked.
+        self.ctx.names.bind_import_statement(node)
+
+    def _with(self, node: cst.With) -> None:
+        for item in node.items:
+            self.walk(item.item)
+            if item.asname is not None:
+                self.walk(item.asname.name)
+                self.ctx.names.bind_target(item.asname.name, None)
+        self.walk(node.body)
+
+    def _except_handler(self, node: cst.ExceptHandler | cst.ExceptStarHandler) -> None:
+        if node.type is not None:
+            self.walk(node.type)
+        if node.name is not None:
+            self.ctx.names.bind_target(node.name.name, None)
+        self.walk(node.body)
+
+    def _del(self, node: cst.Del) -> None:
+        self.walk(node.target)
+        self.ctx.names.bind_target(node.target, None)
+
+    def _comprehension(
+        self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp
+    ) -> None:
+        names = self.ctx.names
+        # The outermost iterable is evaluated in the enclosing scope.
+        self.walk(node.for_in.iter)
+        names.push(ScopeKind.COMPREHENSION)
+        self._comp_for(node.for_in, outermost=True)
+        if isinstance(node, cst.DictComp):
+            self.walk(node.key)
+            self.walk(node.value)
+        else:
+            self.walk(node.elt)
+        names.pop()
+
+    def _comp_for(self, node: cst.CompFor, *, outermost: bool) -> None:
+        handlers = self._visit.get(cst.CompFor)
+        if handlers:
+            self._dispatch(handlers, node)
+        if not outermost:
+            self.walk(node.iter)
+        self.ctx.names.bind_target(node.target, None)
+        self.walk(node.target)
+        for condition in node.ifs:
+            self.walk(condition.test)
+        if node.inner_for_in is not None:
+            self._comp_for(node.inner_for_in, outermost=False)
+        handlers = self._leave.get(cst.CompFor)
+        if handlers:
+            self._dispatch(handlers, node)
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    found = [*params.posonly_params, *params.params, *params.kwonly_params]
+    for extra in (params.star_arg, params.star_kwarg):
+        if isinstance(extra, cst.Param):
+            found.append(extra)
+    return found
