@@ -18,6 +18,7 @@ file's selection, ``--extend-select`` and ``--ignore`` apply after it.
 from __future__ import annotations
 
 import difflib
+import functools
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -136,12 +137,12 @@ class Config:
             enabled -= _matching(layer.ignore)
         return tuple(rule for rule in rules if rule.code in enabled)
 
-    def exclude_spec(self) -> pathspec.PathSpec:
-        return pathspec.PathSpec.from_lines("gitwildmatch", (*self.exclude, *self.extend_exclude))
+    def exclude_spec(self) -> pathspec.GitIgnoreSpec:
+        return compile_patterns((*self.exclude, *self.extend_exclude))
 
-    def per_file_ignore_specs(self) -> list[tuple[pathspec.PathSpec, frozenset[str]]]:
+    def per_file_ignore_specs(self) -> list[tuple[pathspec.GitIgnoreSpec, frozenset[str]]]:
         return [
-            (pathspec.PathSpec.from_lines("gitwildmatch", [pattern]), frozenset(_matching(codes)))
+            (compile_patterns((pattern,)), frozenset(_matching(codes)))
             for pattern, codes in self.per_file_ignores.items()
         ]
 
@@ -172,10 +173,16 @@ def _check_codes(codes: Sequence[str], where: str) -> None:
         raise ConfigError(f"{where}: unknown rule code or prefix {code!r}{suffix}")
 
 
+@functools.lru_cache(maxsize=256)
+def compile_patterns(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    """gitignore-style patterns, compiled once per distinct tuple."""
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
+
+
 def _check_patterns(patterns: Sequence[str], where: str) -> None:
     for pattern in patterns:
         try:
-            pathspec.PathSpec.from_lines("gitwildmatch", [pattern])
+            compile_patterns((pattern,))
         except (ValueError, TypeError) as exc:
             raise ConfigError(f"{where}: bad pattern {pattern!r}: {exc}") from None
 

@@ -48,7 +48,9 @@ def discover(paths: Sequence[str], config: Config, *, force_exclude: bool = Fals
         if excluded and force_exclude:
             continue
         if os.path.isdir(path):
-            walk_spec = _without_patterns_matching(spec, config.relative_path(path)) if excluded else spec
+            walk_spec = (
+                _without_patterns_matching(spec, config.relative_path(path)) if excluded else spec
+            )
             for file in _walk(path, walk_spec, config):
                 add(file)
         else:
@@ -56,7 +58,7 @@ def discover(paths: Sequence[str], config: Config, *, force_exclude: bool = Fals
     return result
 
 
-def _walk(top: str, spec: pathspec.PathSpec, config: Config) -> list[str]:
+def _walk(top: str, spec: pathspec.GitIgnoreSpec, config: Config) -> list[str]:
     found: list[str] = []
     for directory, dirnames, filenames in os.walk(top):
         dirnames[:] = sorted(
@@ -74,14 +76,16 @@ def _walk(top: str, spec: pathspec.PathSpec, config: Config) -> list[str]:
     return found
 
 
-def _matches(spec: pathspec.PathSpec, relative: str, is_dir: bool) -> bool:
+def _matches(spec: pathspec.GitIgnoreSpec, relative: str, is_dir: bool) -> bool:
     return spec.match_file(relative + "/" if is_dir else relative)
 
 
-def _without_patterns_matching(spec: pathspec.PathSpec, relative_dir: str) -> pathspec.PathSpec:
+def _without_patterns_matching(
+    spec: pathspec.GitIgnoreSpec, relative_dir: str
+) -> pathspec.GitIgnoreSpec:
     kept = [
         pattern
         for pattern in spec.patterns
         if not (pattern.include and pattern.match_file(relative_dir + "/") is not None)
     ]
-    return pathspec.PathSpec(kept)
+    return pathspec.GitIgnoreSpec(kept)

@@ -3,8 +3,10 @@ run many files in parallel with output identical to a serial run."""
 
 from __future__ import annotations
 
+import ast
 import logging
 import os
+import re
 import traceback
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -91,9 +93,8 @@ class Linter:
         try:
             module = cst.parse_module(text)
         except cst.ParserSyntaxError as exc:
-            return self._parse_error(
-                path, f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1, rules
-            )
+            message, line, col = describe_syntax_error(text, exc)
+            return self._parse_error(path, message, line, col, rules)
         except (ValueError, SyntaxError) as exc:  # e.g. NUL bytes
             return self._parse_error(path, f"cannot parse: {exc}", 1, 1, rules)
 
@@ -164,6 +165,31 @@ class Linter:
         return FileResult(path, findings=[finding])
 
 
+_LIBCST_POSITION = re.compile(r"^(?:parser|tokenizer) error: (?:error at (\d+):(\d+): )?")
+
+
+def describe_syntax_error(text: str, exc: cst.ParserSyntaxError) -> tuple[str, int, int]:
+    """Message and 1-based position of a syntax error.
+
+    CPython's parser (``ast.parse`` only builds a tree; nothing is executed)
+    gives better messages and exact positions than libcst's native parser, so
+    it is asked first, on this error path only.
+    """
+    try:
+        ast.parse(text)
+    except SyntaxError as syntax_error:
+        line = syntax_error.lineno or 1
+        col = syntax_error.offset or 1
+        return f"syntax error: {syntax_error.msg}", line, max(col, 1)
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    match = _LIBCST_POSITION.match(exc.message)
+    detail = exc.message[match.end() :] if match else exc.message
+    if match and match.group(1):
+        return f"syntax error: {detail}", int(match.group(1)), int(match.group(2)) + 1
+    return f"syntax error: {detail}", exc.raw_line, exc.raw_column + 1
+
+
 # -- many files ----------------------------------------------------------------
 
 _worker_linter: Linter | None = None
@@ -179,7 +205,9 @@ def _lint_in_worker(path: str) -> FileResult:
     return _worker_linter.lint_file(path)
 
 
-def lint_files(files: Sequence[str], config: Config, *, jobs: int | None = None) -> list[FileResult]:
+def lint_files(
+    files: Sequence[str], config: Config, *, jobs: int | None = None
+) -> list[FileResult]:
     """Lint ``files``; results come back in the order of ``files`` whatever ``jobs`` is."""
     workers = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
     workers = min(workers, len(files))

@@ -34,11 +34,11 @@ def decode_source(data: bytes) -> str:
         line = data.count(b"\n", 0, exc.start) + 1
         line_start = data.rfind(b"\n", 0, exc.start) + 1
         col = exc.start - line_start + 1
+        bad = data[exc.start : exc.start + 1]
         raise DecodeError(
-            f"cannot decode byte {data[exc.start : exc.start + 1]!r} as {exc.encoding}: {exc.reason}",
+            f"cannot decode byte {bad!r} as {exc.encoding}: {exc.reason}",
             line,
             col,
         ) from None
     # "utf-8-sig" strips the BOM; other codecs leave a decoded BOM in place.
     return text.removeprefix("\ufeff")
-

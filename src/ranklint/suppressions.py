@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 logger = logging.getLogger(__name__)
 
 _CODE_LIST = r"[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*"
-_NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODE_LIST}))?", re.IGNORECASE)
+# ``noqa`` must end the comment or be followed by ":" or a space (``# noqa-ish`` is not one).
+_NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODE_LIST}))?(?=$|[\s:])", re.IGNORECASE)
 _IGNORE = re.compile(rf"#\s*ranklint:\s*ignore(?:\[\s*(?P<codes>{_CODE_LIST})\s*\])?")
 _SKIP_FILE = re.compile(r"#\s*ranklint:\s*skip-file\b")
 _SPLIT = re.compile(r"[\s,]+")

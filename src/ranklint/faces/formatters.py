@@ -83,8 +83,12 @@ def format_sarif(findings: Sequence[Finding], rules: Sequence[type[Rule]]) -> st
             result["ruleIndex"] = index[f.code]
         if f.trace:
             steps = [
-                {"location": {**_sarif_location(s.path, s.line, s.col, s.line, s.col + 1),
-                              "message": {"text": s.message}}}
+                {
+                    "location": {
+                        **_sarif_location(s.path, s.line, s.col, s.line, s.col + 1),
+                        "message": {"text": s.message},
+                    }
+                }
                 for s in f.trace
             ]
             result["codeFlows"] = [{"threadFlows": [{"locations": steps}]}]
@@ -146,5 +150,7 @@ def format_github(findings: Sequence[Finding]) -> str:
                 ("title", f.code),
             )
         )
-        lines.append(f"::{_GITHUB_LEVEL[f.severity]} {props}::{_escape_data(f'{f.code} {f.message}')}")
+        lines.append(
+            f"::{_GITHUB_LEVEL[f.severity]} {props}::{_escape_data(f'{f.code} {f.message}')}"
+        )
     return "".join(line + "\n" for line in lines)

@@ -1,0 +1,72 @@
+"""Shared helpers for the test suite."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ranklint import Config, lint_source
+from ranklint.faces.cli import main as cli_main
+from ranklint.findings import Finding
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = REPO_ROOT / "fixtures"
+
+
+def findings_of(source: str, *, select: tuple[str, ...] | None = None) -> list[Finding]:
+    """Findings for a dedented snippet; fails the test on internal errors."""
+    result = lint_source(textwrap.dedent(source), "snippet.py", Config(select=select))
+    assert result.errors == []
+    return result.findings
+
+
+def codes_by_line(source: str, *, select: tuple[str, ...] | None = None) -> list[tuple[int, str]]:
+    return [(f.line, f.code) for f in findings_of(source, select=select)]
+
+
+@dataclass
+class CliRun:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+    """Run the CLI in-process; ``cwd`` defaults to the test's working directory."""
+
+    def run(*args: str, cwd: Path | None = None) -> CliRun:
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        try:
+            code = cli_main(list(args))
+        except SystemExit as exc:  # argparse usage errors and --version
+            code = int(exc.code or 0)
+        captured = capsys.readouterr()
+        return CliRun(code, captured.out, captured.err)
+
+    return run
+
+
+def run_subprocess(
+    *args: str, cwd: Path, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run a command with the test interpreter's scripts on PATH."""
+    full_env = {**os.environ, **(env or {})}
+    bin_dir = str(Path(sys.executable).parent)
+    full_env["PATH"] = bin_dir + os.pathsep + full_env.get("PATH", "")
+    return subprocess.run(
+        list(args), cwd=cwd, capture_output=True, text=True, timeout=timeout, env=full_env
+    )
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return path

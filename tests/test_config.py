@@ -1,0 +1,124 @@
+"""Configuration: loading, validation, selection, per-file ignores."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ranklint import Config, ConfigError, lint_paths
+from ranklint.config import load_config
+from tests.conftest import write
+
+BOTH = "from os import *\nimport torch.distributed as dist\ndist.init_process_group()\n"
+
+
+def enabled(config: Config) -> list[str]:
+    return [rule.code for rule in config.enabled_rules()]
+
+
+def test_default_selection_is_every_default_enabled_rule() -> None:
+    assert enabled(Config()) == ["RNK001", "RNK101", "RNK301"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        ({"select": ("RNK1",)}, ["RNK101"]),
+        ({"select": ("RNK101", "RNK301")}, ["RNK101", "RNK301"]),
+        ({"select": ("ALL",), "ignore": ("RNK3",)}, ["RNK001", "RNK101"]),
+        ({"select": ("RNK0",), "extend_select": ("RNK301",)}, ["RNK001", "RNK301"]),
+        ({"ignore": ("RNK",)}, []),
+        ({"ignore": ("RNK101",)}, ["RNK001", "RNK301"]),
+    ],
+)
+def test_selection_with_codes_and_prefixes_enables_matching_rules(
+    kwargs: dict[str, tuple[str, ...]], expected: list[str]
+) -> None:
+    assert enabled(Config(**kwargs)) == expected
+
+
+def test_command_line_select_overrides_file_ignore() -> None:
+    config = Config(ignore=("RNK301",)).with_overrides(select=["RNK301"])
+
+    assert enabled(config) == ["RNK301"]
+
+
+def test_command_line_ignore_applies_after_file_select() -> None:
+    config = Config(select=("RNK1", "RNK3")).with_overrides(ignore=["RNK101"])
+
+    assert enabled(config) == ["RNK301"]
+
+
+def test_per_file_ignores_disable_codes_for_matching_paths(tmp_path: Path) -> None:
+    write(tmp_path / "tests" / "test_x.py", BOTH)
+    write(tmp_path / "src" / "x.py", BOTH)
+    config = Config(root=tmp_path, per_file_ignores={"tests/**": ("RNK101",)})
+
+    result = lint_paths([tmp_path], config, jobs=1)
+
+    found = sorted((Path(f.path).relative_to(tmp_path).as_posix(), f.code) for f in result.findings)
+    assert found == [
+        ("src/x.py", "RNK101"),
+        ("src/x.py", "RNK301"),
+        ("tests/test_x.py", "RNK301"),
+    ]
+
+
+def test_load_config_finds_nearest_pyproject_with_ranklint_table(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.ranklint]\nselect = ["RNK3"]\n')
+    write(tmp_path / "pkg" / "pyproject.toml", '[project]\nname = "no-ranklint-table"\n')
+    (tmp_path / "pkg" / "sub").mkdir()
+
+    config = load_config(cwd=tmp_path / "pkg" / "sub")
+
+    assert config.select == ("RNK3",)
+    assert config.root == tmp_path
+    assert config.source == tmp_path / "pyproject.toml"
+
+
+def test_load_config_without_any_file_gives_defaults_rooted_at_cwd(tmp_path: Path) -> None:
+    config = load_config(cwd=tmp_path)
+
+    assert (config.select, config.source, config.root) == (None, None, tmp_path)
+
+
+def test_explicit_config_file_outside_pyproject_uses_top_level_table(tmp_path: Path) -> None:
+    path = write(tmp_path / "ranklint.toml", 'ignore = ["RNK301"]\n')
+
+    assert load_config(path).ignore == ("RNK301",)
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ('[tool.ranklint]\nselec = ["RNK1"]\n', "unknown key 'selec' (did you mean 'select'?)"),
+        ('[tool.ranklint]\nextend_select = ["RNK1"]\n', "did you mean 'extend-select'?"),
+        ('[tool.ranklint]\nselect = "RNK1"\n', "select: expected a list of strings, got a string"),
+        ("[tool.ranklint]\nignore = [1]\n", "ignore: expected a list of strings"),
+        ('[tool.ranklint]\nselect = ["RNK999"]\n', "unknown rule code or prefix 'RNK999'"),
+        ('[tool.ranklint]\nselect = ["RNK1O1"]\n', "unknown rule code or prefix 'RNK1O1'"),
+        ('[tool.ranklint]\nselect = ["E501"]\n', "unknown rule code or prefix 'E501'"),
+        ("[tool.ranklint]\nper-file-ignores = 3\n", "per-file-ignores: expected a table"),
+        ('[tool.ranklint.per-file-ignores]\n"t/*" = ["X1"]\n', "unknown rule code"),
+        ('[tool.ranklint]\nexclude = ["!"]\n', "exclude: bad pattern '!'"),
+        ("[tool.ranklint\nselect = 1\n", "invalid TOML"),
+        ('[tool]\nranklint = "x"\n', "[tool.ranklint] must be a table"),
+    ],
+)
+def test_bad_configuration_raises_one_line_error_naming_the_problem(
+    tmp_path: Path, toml: str, message: str
+) -> None:
+    path = write(tmp_path / "pyproject.toml", toml)
+
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+
+    assert message in str(info.value)
+    assert str(path) in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_missing_config_file_raises_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "nope.toml")

@@ -1,0 +1,247 @@
+"""The engine: decoding, RNK001, internal-error isolation, traversal, parallelism."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from ranklint import lint_paths, lint_source
+from ranklint.analysis.context import FileContext
+from ranklint.rules.imports import WildcardImport
+from ranklint.traversal import Walker
+from tests.conftest import REPO_ROOT, write
+
+BAD_IMPORT = "import torch.distributed as dist\ndist.init_process_group('gloo')\n"
+
+
+def test_syntax_error_yields_one_rnk001_with_parser_position() -> None:
+    result = lint_source("def f(:\n    pass\n", "bad.py")
+
+    (finding,) = result.findings
+    assert finding.code == "RNK001"
+    assert finding.message.startswith("syntax error:")
+    assert (finding.line, finding.col) == (1, 7)
+
+
+def test_undecodable_bytes_yield_rnk001_with_byte_position() -> None:
+    result = lint_source(b"x = 1\ny = '\xff'\n", "bad.py")
+
+    (finding,) = result.findings
+    assert finding.code == "RNK001"
+    assert "cannot decode" in finding.message
+    assert (finding.line, finding.col) == (2, 6)
+
+
+def test_unknown_coding_cookie_yields_rnk001() -> None:
+    result = lint_source(b"# -*- coding: no-such-codec -*-\nx = 1\n", "bad.py")
+
+    assert [f.code for f in result.findings] == ["RNK001"]
+    assert "encoding" in result.findings[0].message
+
+
+def test_latin1_cookie_decodes_and_rules_still_run() -> None:
+    source = "# -*- coding: latin-1 -*-\n# caf\xe9\n" + BAD_IMPORT
+
+    result = lint_source(source.encode("latin-1"), "latin.py")
+
+    assert [(f.line, f.code) for f in result.findings] == [(4, "RNK101")]
+
+
+def test_utf8_bom_is_stripped_and_positions_are_unchanged() -> None:
+    result = lint_source(b"\xef\xbb\xbf" + BAD_IMPORT.encode(), "bom.py")
+
+    assert [(f.line, f.col, f.code) for f in result.findings] == [(2, 1, "RNK101")]
+
+
+def test_nul_byte_yields_rnk001_not_a_crash() -> None:
+    result = lint_source(b"x = 1\x00\n", "nul.py")
+
+    assert result.errors == []
+    assert [f.code for f in result.findings] == ["RNK001"]
+
+
+def test_empty_file_has_no_findings() -> None:
+    result = lint_source(b"", "empty.py")
+
+    assert (result.findings, result.errors) == ([], [])
+
+
+def test_parse_error_in_one_file_does_not_stop_the_others(tmp_path: Path) -> None:
+    write(tmp_path / "a_bad.py", "def f(:\n")
+    (tmp_path / "b_bytes.py").write_bytes(b"s = '\xff'\n")
+    write(tmp_path / "c_good.py", BAD_IMPORT)
+
+    result = lint_paths([tmp_path], jobs=1)
+
+    assert [(Path(f.path).name, f.code) for f in result.findings] == [
+        ("a_bad.py", "RNK001"),
+        ("b_bytes.py", "RNK001"),
+        ("c_good.py", "RNK101"),
+    ]
+    assert result.files_checked == 3
+
+
+@pytest.mark.skipif(
+    sys.platform == "win32" or os.geteuid() == 0, reason="root can read files without permission"
+)
+def test_unreadable_file_yields_rnk001(tmp_path: Path) -> None:
+    path = write(tmp_path / "secret.py", "x = 1\n")
+    path.chmod(0)
+
+    result = lint_paths([path])
+
+    assert [f.code for f in result.findings] == ["RNK001"]
+    assert "cannot read file" in result.findings[0].message
+
+
+def test_permission_error_while_reading_yields_rnk001(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Simulated, so it also runs as root (where chmod 0 does not stop reads).
+    path = write(tmp_path / "locked.py", "x = 1\n")
+
+    def deny(file: str, mode: str = "r") -> None:
+        raise PermissionError(13, "Permission denied", file)
+
+    monkeypatch.setattr("ranklint.engine.open", deny, raising=False)
+    result = lint_paths([path], jobs=1)
+
+    assert [(f.code, f.message) for f in result.findings] == [
+        ("RNK001", "cannot read file: Permission denied")
+    ]
+
+
+def test_dangling_symlink_yields_rnk001(tmp_path: Path) -> None:
+    link = tmp_path / "gone.py"
+    link.symlink_to(tmp_path / "missing-target.py")
+
+    result = lint_paths([link])
+
+    assert [f.code for f in result.findings] == ["RNK001"]
+    assert "cannot read file" in result.findings[0].message
+
+
+def test_rule_crash_is_an_internal_error_and_other_rules_still_report(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def boom(self: WildcardImport, node: cst.ImportFrom) -> None:
+        raise ValueError("kaboom")
+
+    monkeypatch.setattr(WildcardImport, "visit_ImportFrom", boom)
+    source = "from torch.distributed import *\n" + BAD_IMPORT
+
+    result = lint_source(source, "crash.py")
+
+    (error,) = result.errors
+    assert "RNK301" in error.where
+    assert "kaboom" in error.message
+    assert error.path == "crash.py"
+    assert [f.code for f in result.findings] == ["RNK101"]
+
+
+def test_findings_are_sorted_by_path_line_column_code(tmp_path: Path) -> None:
+    write(tmp_path / "b.py", "from os import *\n" + BAD_IMPORT)
+    write(tmp_path / "a.py", BAD_IMPORT + "from os import *\n")
+
+    result = lint_paths([tmp_path], jobs=1)
+
+    keys = [(Path(f.path).name, f.line, f.col, f.code) for f in result.findings]
+    assert keys == sorted(keys)
+    assert len(keys) == 4
+
+
+def test_parallel_run_output_equals_serial_run(tmp_path: Path) -> None:
+    for index in range(24):
+        body = BAD_IMPORT if index % 3 else "from torch.distributed import *\n"
+        write(tmp_path / f"pkg{index % 4}" / f"mod{index}.py", body)
+    write(tmp_path / "broken.py", "def f(:\n")
+
+    serial = lint_paths([tmp_path], jobs=1)
+    parallel = lint_paths([tmp_path], jobs=2)
+
+    assert parallel.findings == serial.findings
+    assert parallel.files_checked == serial.files_checked == 25
+
+
+class _CallCounter(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls += 1
+
+
+class _CountingRule:
+    """A stand-in rule object for the walker: counts the calls it is shown."""
+
+    code = "TEST"
+    name = "counting"
+    handlers_on_visit = {cst.Call: "visit_Call"}
+    handlers_on_leave: dict[type[cst.CSTNode], str] = {}
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls += 1
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((REPO_ROOT / "src").rglob("*.py")) + sorted((REPO_ROOT / "fixtures").rglob("*.py")),
+    ids=lambda p: p.name,
+)
+def test_walker_reaches_every_call_libcst_visits(path: Path) -> None:
+    module = cst.parse_module(path.read_text(encoding="utf-8"))
+    reference = _CallCounter()
+    module.visit(reference)
+    rule = _CountingRule()
+
+    Walker(FileContext(str(path), module), [rule]).walk(module)  # type: ignore[list-item]
+
+    assert rule.calls == reference.calls
+
+
+def test_walker_reaches_calls_in_every_construct() -> None:
+    source = """
+@d(c1())
+class K(c2(), metaclass=c3()):
+    x: c4() = c5()
+    def m(self, a: c6() = c7(), *args: c8(), k=c9(), **kw) -> c10():
+        y = [c11() for i in c12() if c13() for j in c14()]
+        z = {c15(): c16() for q in c17()}
+        w = (c18() async for r in c19())
+        with c20() as v, c21():
+            pass
+        try:
+            c22()
+        except c23() as e:
+            c24()
+        finally:
+            del c25()[0]
+        while c26():
+            c27()
+        else:
+            c28()
+        match c29():
+            case [1, *rest] if c30():
+                c31()
+        lam = lambda p=c32(): c33()
+        if (n := c34()):
+            c35()
+        elif c36():
+            c37()
+        return f"{c38()!r:{c39()}}"
+"""
+    module = cst.parse_module(source)
+    reference = _CallCounter()
+    module.visit(reference)
+    rule = _CountingRule()
+
+    Walker(FileContext("k.py", module), [rule]).walk(module)  # type: ignore[list-item]
+
+    assert rule.calls == reference.calls == 40

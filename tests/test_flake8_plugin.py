@@ -1,0 +1,73 @@
+"""The flake8 face, run through real flake8: same lines as the CLI, same suppressions."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, run_subprocess, write
+
+pytest.importorskip("flake8", reason="flake8 is a test extra")
+
+SAMPLE = """\
+import torch.distributed as dist
+from torch.distributed import *
+
+dist.init_process_group("gloo")
+GROUP = dist.new_group(
+    ranks=[0, 1],
+)  # noqa: RNK101
+MESH = dist.new_group([0])  # ranklint: ignore[RNK101]
+CAFÉ = 1 if True else dist.new_group([1])
+"""
+
+
+def flake8_lines(cwd: Path, *args: str) -> list[str]:
+    result = run_subprocess(
+        sys.executable, "-m", "flake8", "--isolated", "--select", "RNK", *args, cwd=cwd
+    )
+    assert result.returncode in (0, 1), result.stderr
+    return sorted(result.stdout.splitlines())
+
+
+def cli_lines(cwd: Path, *args: str) -> list[str]:
+    result = run_subprocess(sys.executable, "-m", "ranklint", "check", *args, cwd=cwd)
+    assert result.returncode in (0, 1), result.stderr
+    return sorted(result.stdout.splitlines())
+
+
+def test_flake8_prints_the_same_lines_as_the_cli_on_the_fixtures() -> None:
+    paths = [str(path.relative_to(FIXTURES)) for path in sorted(FIXTURES.rglob("*.py"))]
+
+    from_flake8 = flake8_lines(FIXTURES, *paths)
+    from_cli = cli_lines(FIXTURES, *paths)
+
+    assert from_flake8 == from_cli
+    assert len(from_cli) >= 4
+
+
+def test_flake8_honours_the_same_suppressions_and_columns_as_the_cli(tmp_path: Path) -> None:
+    write(tmp_path / "sample.py", SAMPLE)
+
+    from_flake8 = flake8_lines(tmp_path, "sample.py")
+    from_cli = cli_lines(tmp_path, "sample.py")
+
+    assert from_flake8 == from_cli
+    assert [line.split(" ", 2)[:2] for line in from_cli] == [
+        ["sample.py:2:1:", "RNK301"],
+        ["sample.py:4:1:", "RNK101"],
+        ["sample.py:9:23:", "RNK101"],
+    ]
+
+
+def test_flake8_parallel_mode_prints_what_serial_mode_prints(tmp_path: Path) -> None:
+    for index in range(6):
+        write(tmp_path / f"m{index}.py", SAMPLE)
+
+    serial = flake8_lines(tmp_path, "-j", "1", ".")
+    parallel = flake8_lines(tmp_path, "-j", "2", ".")
+
+    assert serial == parallel
+    assert len(serial) == 18

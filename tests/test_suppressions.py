@@ -1,0 +1,85 @@
+"""Suppression comments, the same in every face."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import codes_by_line
+
+IMPORT = "import torch.distributed as dist\n"
+
+
+@pytest.mark.parametrize(
+    "comment",
+    [
+        "# noqa",
+        "# noqa: RNK101",
+        "# noqa:RNK101",
+        "# NOQA: RNK101",
+        "# noqa: E501, RNK101",
+        "# noqa: RNK101,RNK301",
+        "# ranklint: ignore[RNK101]",
+        "# ranklint: ignore[RNK301, RNK101]",
+        "# ranklint: ignore",
+        "# some note  # noqa: RNK101",
+    ],
+)
+def test_suppression_comment_on_the_reported_line_hides_the_finding(comment: str) -> None:
+    source = f"{IMPORT}dist.init_process_group('gloo')  {comment}\n"
+
+    assert codes_by_line(source) == []
+
+
+@pytest.mark.parametrize(
+    "comment",
+    ["# noqa: RNK301", "# ranklint: ignore[RNK301]", "# noqa: RNK10", "# ranklint: ignore[E501]"],
+)
+def test_suppression_for_another_code_keeps_the_finding(comment: str) -> None:
+    source = f"{IMPORT}dist.init_process_group('gloo')  {comment}\n"
+
+    assert codes_by_line(source) == [(2, "RNK101")]
+
+
+def test_noqa_inside_a_string_is_not_a_suppression() -> None:
+    source = f"{IMPORT}dist.init_process_group('# noqa')\n"
+
+    assert codes_by_line(source) == [(2, "RNK101")]
+
+
+def test_noqa_on_another_line_does_not_suppress() -> None:
+    source = f"{IMPORT}# noqa\ndist.init_process_group('gloo')\n"
+
+    assert codes_by_line(source) == [(3, "RNK101")]
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_suppression_on_first_or_last_line_of_multiline_statement_applies(where: str) -> None:
+    first = "  # noqa: RNK101" if where == "first" else ""
+    last = "  # noqa: RNK101" if where == "last" else ""
+    source = f"{IMPORT}GROUP = dist.new_group({first}\n    ranks=[0, 1],\n){last}\n"
+
+    assert codes_by_line(source) == []
+
+
+def test_suppression_on_middle_line_of_multiline_statement_does_not_apply() -> None:
+    source = f"{IMPORT}GROUP = dist.new_group(\n    ranks=[0, 1],  # noqa: RNK101\n)\n"
+
+    assert codes_by_line(source) == [(2, "RNK101")]
+
+
+def test_suppression_on_last_line_of_enclosing_statement_applies_to_nested_call() -> None:
+    source = f"{IMPORT}GROUPS = wrap(\n    dist.new_group([0, 1]),\n    other,\n)  # noqa: RNK101\n"
+
+    assert codes_by_line(source) == []
+
+
+def test_skip_file_comment_hides_every_finding() -> None:
+    source = f"# ranklint: skip-file\n{IMPORT}from os import *\ndist.init_process_group()\n"
+
+    assert codes_by_line(source) == []
+
+
+def test_file_with_comments_that_are_not_suppressions_reports_normally() -> None:
+    source = f"# ranklint is great\n{IMPORT}dist.init_process_group()  # noqa-like text\n"
+
+    assert codes_by_line(source) == [(3, "RNK101")]
