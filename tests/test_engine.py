@@ -245,3 +245,74 @@ class K(c2(), metaclass=c3()):
     Walker(FileContext("k.py", module), [rule]).walk(module)  # type: ignore[list-item]
 
     assert rule.calls == reference.calls == 40
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("x = " + "(" * 1500 + "1" + ")" * 1500 + "\n", "too many nested parentheses"),
+        ("x = " + " + ".join(["a"] * 20000) + "\n", "nesting too deep"),
+        ("x = a" + ".b" * 20000 + "\n", "nesting too deep"),
+        (
+            "".join(" " * i + "if x:\n" for i in range(101)) + " " * 101 + "pass\n",
+            "too many levels of indentation",
+        ),
+    ],
+    ids=["brackets-1500", "plus-chain-20000", "attribute-chain-20000", "indent-101"],
+)
+def test_nesting_past_cpython_limits_is_a_fast_rnk001_not_a_crash(
+    source: str, message: str
+) -> None:
+    # Before the CPython pre-check these segfaulted libcst or took minutes.
+    result = lint_source(source, "deep.py")
+
+    assert result.errors == []
+    assert [f.code for f in result.findings] == ["RNK001"]
+    assert message in result.findings[0].message
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "x = " + "f(" * 199 + "dist.new_group()" + ")" * 199 + "\n",
+        "x = " + " + ".join(["a"] * 2000) + " + dist.new_group()\n",
+    ],
+    ids=["calls-199-deep", "plus-chain-2000"],
+)
+def test_valid_code_at_cpython_nesting_limits_is_analysed(source: str) -> None:
+    result = lint_source("import torch.distributed as dist\n" + source, "deep.py")
+
+    assert result.errors == []
+    assert [f.code for f in result.findings] == ["RNK101"]
+
+
+def test_recursion_limit_is_restored_after_linting() -> None:
+    before = sys.getrecursionlimit()
+
+    lint_source("import torch.distributed as dist\ndist.new_group()\n", "x.py")
+
+    assert sys.getrecursionlimit() == before
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "type Pair[T] = tuple[T, T]\n\n\ndef first[T](pair: Pair[T]) -> T:\n    return pair[0]\n",
+        "name = 'x'\nmessage = f\"{'quoted' + f'{name}'}\"\n",
+    ],
+    ids=["pep695-generics", "pep701-fstring"],
+)
+def test_syntax_newer_than_the_interpreter_is_linted_when_libcst_parses_it(source: str) -> None:
+    result = lint_source(source + "from os import *\n", "new.py")
+
+    assert result.errors == []
+    assert [f.code for f in result.findings] == ["RNK301"]
+
+
+def test_python2_code_gets_cpython_message_and_position() -> None:
+    result = lint_source("import os\nprint 'hello'\n", "py2.py")
+
+    (finding,) = result.findings
+    assert finding.code == "RNK001"
+    assert "Missing parentheses in call to 'print'" in finding.message
+    assert finding.line == 2

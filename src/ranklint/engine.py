@@ -3,14 +3,16 @@ run many files in parallel with output identical to a serial run."""
 
 from __future__ import annotations
 
-import ast
+import contextlib
 import logging
 import os
-import re
+import sys
+import threading
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -20,8 +22,8 @@ from ranklint.config import Config
 from ranklint.findings import Finding, InternalError
 from ranklint.rules import PendingFinding, Rule
 from ranklint.rules.parse import ParseError
-from ranklint.source import DecodeError, decode_source
-from ranklint.suppressions import parse_suppressions
+from ranklint.source import SourceError, decode_source, parse_source
+from ranklint.suppressions import Suppressions, parse_suppressions
 from ranklint.traversal import Walker
 
 logger = logging.getLogger(__name__)
@@ -66,6 +68,9 @@ class Linter:
         return self.lint_source(data, path)
 
     def lint_source(self, source: str | bytes, path: str) -> FileResult:
+        return run_with_large_stack(self._guarded_lint_source, source, path)
+
+    def _guarded_lint_source(self, source: str | bytes, path: str) -> FileResult:
         try:
             return self._lint_source(source, path)
         except RecursionError:
@@ -86,17 +91,14 @@ class Linter:
         if isinstance(source, bytes):
             try:
                 text = decode_source(source)
-            except DecodeError as exc:
+            except SourceError as exc:
                 return self._parse_error(path, exc.message, exc.line, exc.col, rules)
         else:
             text = source
         try:
-            module = cst.parse_module(text)
-        except cst.ParserSyntaxError as exc:
-            message, line, col = describe_syntax_error(text, exc)
-            return self._parse_error(path, message, line, col, rules)
-        except (ValueError, SyntaxError) as exc:  # e.g. NUL bytes
-            return self._parse_error(path, f"cannot parse: {exc}", 1, 1, rules)
+            module = parse_source(text)
+        except SourceError as exc:
+            return self._parse_error(path, exc.message, exc.line, exc.col, rules)
 
         visiting = [rule for rule in rules if rule.handlers_on_visit or rule.handlers_on_leave]
         if not visiting:
@@ -108,7 +110,19 @@ class Linter:
         pending: list[PendingFinding] = []
         ctx = FileContext(path=path, module=module)
         walker = Walker(ctx, [rule(ctx, pending.append) for rule in visiting])
-        walker.walk(module)
+        with deep_recursion():
+            walker.walk(module)
+            return self._resolve(path, module, walker, pending, suppressions)
+
+    def _resolve(
+        self,
+        path: str,
+        module: cst.Module,
+        walker: Walker,
+        pending: list[PendingFinding],
+        suppressions: Suppressions,
+    ) -> FileResult:
+        """Positions, suppressions and Finding objects for the walk's pending findings."""
         pending = [p for p in pending if p.rule.code not in walker.failed_rules]
         result = FileResult(path, errors=walker.errors)
         if not pending:
@@ -165,29 +179,64 @@ class Linter:
         return FileResult(path, findings=[finding])
 
 
-_LIBCST_POSITION = re.compile(r"^(?:parser|tokenizer) error: (?:error at (\d+):(\d+): )?")
+# libcst's native parser recurses on the C stack of the calling thread: on the
+# main thread's 8 MiB it segfaults (killing the whole run) on nesting such as
+# 1500 brackets or a 20000-term `+` chain. On a thread with this much stack it
+# parses them; the memory is virtual and only the pages used are committed.
+_PARSE_STACK_BYTES = 512 * 1024 * 1024
+_stack_size_lock = threading.Lock()
+
+_T = TypeVar("_T")
+
+# The walk and libcst's position computation recurse in Python, a few frames per
+# tree level: valid code at CPython's own limits (200 nested brackets, 2000-term
+# operator chains) needs far more than the default 1000 frames.
+_RECURSION_LIMIT = 60_000
+_recursion_lock = threading.Lock()
+_recursion_users = 0
+_saved_recursion_limit = 0
 
 
-def describe_syntax_error(text: str, exc: cst.ParserSyntaxError) -> tuple[str, int, int]:
-    """Message and 1-based position of a syntax error.
-
-    CPython's parser (``ast.parse`` only builds a tree; nothing is executed)
-    gives better messages and exact positions than libcst's native parser, so
-    it is asked first, on this error path only.
-    """
+@contextlib.contextmanager
+def deep_recursion() -> Iterator[None]:
+    """Raise the interpreter's recursion limit while any file is being walked."""
+    global _recursion_users, _saved_recursion_limit
+    with _recursion_lock:
+        if _recursion_users == 0:
+            _saved_recursion_limit = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_saved_recursion_limit, _RECURSION_LIMIT))
+        _recursion_users += 1
     try:
-        ast.parse(text)
-    except SyntaxError as syntax_error:
-        line = syntax_error.lineno or 1
-        col = syntax_error.offset or 1
-        return f"syntax error: {syntax_error.msg}", line, max(col, 1)
-    except (ValueError, RecursionError, MemoryError):
-        pass
-    match = _LIBCST_POSITION.match(exc.message)
-    detail = exc.message[match.end() :] if match else exc.message
-    if match and match.group(1):
-        return f"syntax error: {detail}", int(match.group(1)), int(match.group(2)) + 1
-    return f"syntax error: {detail}", exc.raw_line, exc.raw_column + 1
+        yield
+    finally:
+        with _recursion_lock:
+            _recursion_users -= 1
+            if _recursion_users == 0:
+                sys.setrecursionlimit(_saved_recursion_limit)
+
+
+def run_with_large_stack(function: Callable[..., _T], *args: object) -> _T:
+    """Run ``function(*args)`` on a fresh thread with a large stack and return its result."""
+    outcome: list[_T] = []
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            outcome.append(function(*args))
+        except BaseException as exc:  # re-raised in the caller's thread
+            failure.append(exc)
+
+    with _stack_size_lock:
+        previous = threading.stack_size(_PARSE_STACK_BYTES)
+        try:
+            thread = threading.Thread(target=target, name="ranklint-parse")
+            thread.start()
+        finally:
+            threading.stack_size(previous)
+    thread.join()
+    if failure:
+        raise failure[0]
+    return outcome[0]
 
 
 # -- many files ----------------------------------------------------------------

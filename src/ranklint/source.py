@@ -1,16 +1,20 @@
-"""Reading and decoding source files (PEP 263: BOM and coding cookie)."""
+"""Turning a file's bytes into a syntax tree: decoding (PEP 263) and parsing."""
 
 from __future__ import annotations
 
+import ast
 import codecs
 import io
+import re
 import tokenize
 from dataclasses import dataclass
 
+import libcst as cst
+
 
 @dataclass(frozen=True)
-class DecodeError(Exception):
-    """The bytes of a file could not be turned into text."""
+class SourceError(Exception):
+    """The bytes of a file could not be turned into a syntax tree (reported as RNK001)."""
 
     message: str
     line: int
@@ -21,13 +25,13 @@ def decode_source(data: bytes) -> str:
     """Decode ``data`` the way the Python interpreter would.
 
     Honours a UTF-8 BOM and a ``# -*- coding: ... -*-`` cookie on the first two
-    lines; the default is UTF-8. Raises :class:`DecodeError` with a 1-based
+    lines; the default is UTF-8. Raises :class:`SourceError` with a 1-based
     position when the cookie is bad or the bytes are not valid in the encoding.
     """
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        raise DecodeError(f"invalid source encoding declaration: {exc}", 1, 1) from None
+        raise SourceError(f"invalid source encoding declaration: {exc}", 1, 1) from None
     try:
         text = codecs.decode(data, encoding)
     except UnicodeDecodeError as exc:
@@ -35,10 +39,62 @@ def decode_source(data: bytes) -> str:
         line_start = data.rfind(b"\n", 0, exc.start) + 1
         col = exc.start - line_start + 1
         bad = data[exc.start : exc.start + 1]
-        raise DecodeError(
+        raise SourceError(
             f"cannot decode byte {bad!r} as {exc.encoding}: {exc.reason}",
             line,
             col,
         ) from None
     # "utf-8-sig" strips the BOM; other codecs leave a decoded BOM in place.
     return text.removeprefix("\ufeff")
+
+
+# CPython's own nesting limits: code past them cannot run, and libcst's parser
+# is slow (super-linear) or crashes on such input, so it never gets to see it.
+_NESTING_LIMIT_MESSAGES = (
+    "too many nested parentheses",
+    "too many levels of indentation",
+    "too many statically nested blocks",
+    "too complex",
+)
+_LIBCST_POSITION = re.compile(r"^(?:parser|tokenizer) error: (?:error at (\d+):(\d+): )?")
+
+
+def parse_source(text: str) -> cst.Module:
+    """Parse ``text`` with libcst, after a cheap check by CPython's own parser.
+
+    ``ast.parse`` only builds a tree (nothing is executed) and costs about a
+    seventh of a libcst parse. Code past CPython's nesting limits is rejected
+    before libcst sees it. Other syntax errors still go to libcst, which knows
+    newer grammar than an older interpreter (PEP 695, PEP 701); if libcst fails
+    too, CPython's message and exact position are reported. Raises
+    :class:`SourceError` (used for every unreadable source) on failure.
+    """
+    cpython_error: SyntaxError | None = None
+    try:
+        ast.parse(text)
+    except SyntaxError as exc:
+        if any(limit in str(exc.msg) for limit in _NESTING_LIMIT_MESSAGES):
+            raise _syntax_error(exc) from None
+        cpython_error = exc
+    except (RecursionError, MemoryError):
+        raise SourceError(
+            "nesting too deep: Python's own parser gives up on this file", 1, 1
+        ) from None
+    except ValueError as exc:  # NUL bytes
+        raise SourceError(f"cannot parse: {exc}", 1, 1) from None
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        if cpython_error is not None:
+            raise _syntax_error(cpython_error) from None
+        match = _LIBCST_POSITION.match(exc.message)
+        detail = exc.message[match.end() :] if match else exc.message
+        if match and match.group(1):
+            line, col = int(match.group(1)), int(match.group(2)) + 1
+        else:
+            line, col = exc.raw_line, exc.raw_column + 1
+        raise SourceError(f"syntax error: {detail}", line, col) from None
+
+
+def _syntax_error(exc: SyntaxError) -> SourceError:
+    return SourceError(f"syntax error: {exc.msg}", exc.lineno or 1, max(exc.offset or 1, 1))

@@ -6,6 +6,9 @@ of its cost) and visits children in field order, not evaluation order. Here,
 binding constructs (assignments, ``def``, ``for``, comprehensions, imports) are
 walked in the order Python evaluates them, so the name table sees a binding
 exactly when it takes effect. Whitespace and comment nodes are never entered.
+Rules see every other node, except the parts of binding syntax that are not
+expressions (``ImportAlias``, ``Parameters``/``Param``, ``CompIf`` wrappers):
+a rule reads those from their parent (``Import``, ``FunctionDef``, ...).
 """
 
 from __future__ import annotations
@@ -179,7 +182,7 @@ class Walker:
 
     def _function_def(self, node: cst.FunctionDef) -> None:
         # Decorators, defaults and annotations are evaluated where the def is.
-        self._walk_all(decorator.decorator for decorator in node.decorators)
+        self._walk_all(node.decorators)
         self._walk_param_headers(node.params, annotations=True)
         if node.returns is not None:
             self.walk(node.returns.annotation)
@@ -222,8 +225,8 @@ class Walker:
 
     def _class_def(self, node: cst.ClassDef) -> None:
         ctx = self.ctx
-        self._walk_all(decorator.decorator for decorator in node.decorators)
-        self._walk_all(arg.value for arg in (*node.bases, *node.keywords))
+        self._walk_all(node.decorators)
+        self._walk_all((*node.bases, *node.keywords))
         ctx.classes.append(node)
         ctx.names.push(ScopeKind.CLASS)
         self.walk(node.body)
