@@ -23,7 +23,7 @@ from ranklint.findings import Finding, InternalError
 from ranklint.rules import PendingFinding, Rule
 from ranklint.rules.parse import ParseError
 from ranklint.source import SourceError, decode_source, parse_source
-from ranklint.suppressions import Suppressions, parse_suppressions
+from ranklint.suppressions import parse_suppressions
 from ranklint.traversal import Walker
 
 logger = logging.getLogger(__name__)
@@ -103,8 +103,9 @@ class Linter:
         visiting = [rule for rule in rules if rule.handlers_on_visit or rule.handlers_on_leave]
         if not visiting:
             return FileResult(path)
-        suppressions = parse_suppressions(text)
-        if suppressions.skip_file:
+        # Comments are tokenized only when they can matter: a possible
+        # skip-file marker now, line suppressions once there are findings.
+        if "skip-file" in text and parse_suppressions(text).skip_file:
             return FileResult(path)
 
         pending: list[PendingFinding] = []
@@ -112,15 +113,15 @@ class Linter:
         walker = Walker(ctx, [rule(ctx, pending.append) for rule in visiting])
         with deep_recursion():
             walker.walk(module)
-            return self._resolve(path, module, walker, pending, suppressions)
+            return self._resolve(path, module, text, walker, pending)
 
     def _resolve(
         self,
         path: str,
         module: cst.Module,
+        text: str,
         walker: Walker,
         pending: list[PendingFinding],
-        suppressions: Suppressions,
     ) -> FileResult:
         """Positions, suppressions and Finding objects for the walk's pending findings."""
         pending = [p for p in pending if p.rule.code not in walker.failed_rules]
@@ -128,6 +129,7 @@ class Linter:
         if not pending:
             return result
 
+        suppressions = parse_suppressions(text)
         # Positions are computed only for files with findings.
         positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         for item in pending:

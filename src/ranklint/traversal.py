@@ -82,8 +82,8 @@ def _guard_kind(test: cst.BaseExpression) -> str | None:
 def _literal_or_name(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Name):
         return f"name:{node.value}"
-    if isinstance(node, cst.SimpleString):
-        return f"str:{node.evaluated_value}"
+    if isinstance(node, cst.SimpleString) and node.value in ('"__main__"', "'__main__'"):
+        return "str:__main__"  # raw token: evaluating the literal would compile it
     return None
 
 
