@@ -286,3 +286,29 @@ def test_python_dash_m_and_console_script_behave_alike(tmp_path: Path) -> None:
 
     assert module.returncode == script.returncode == 1
     assert module.stdout == script.stdout != ""
+
+
+def test_unexpected_crash_outside_a_file_exits_2_with_one_line(
+    run_cli, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken_formatter(findings: object) -> str:
+        raise RuntimeError("formatter bug")
+
+    monkeypatch.setattr("ranklint.faces.cli.format_text", broken_formatter)
+
+    run = run_cli("check", cwd=project)
+
+    assert run.code == 2
+    assert "internal error: RuntimeError: formatter bug" in run.err
+    assert "Traceback" not in run.err
+
+
+def test_parallel_cli_run_prints_what_a_serial_run_prints(run_cli, tmp_path: Path) -> None:
+    for index in range(20):
+        write(tmp_path / f"m{index:02}.py", BAD if index % 2 else CLEAN)
+
+    serial = run_cli("check", "--format", "json", "--jobs", "1", cwd=tmp_path)
+    parallel = run_cli("check", "--format", "json", "--jobs", "2", cwd=tmp_path)
+
+    assert parallel.out == serial.out
+    assert len(json.loads(serial.out)) == 20

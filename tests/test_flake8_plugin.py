@@ -71,3 +71,17 @@ def test_flake8_parallel_mode_prints_what_serial_mode_prints(tmp_path: Path) -> 
 
     assert serial == parallel
     assert len(serial) == 18
+
+
+def test_bad_ranklint_config_under_flake8_is_one_clear_error(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", "[tool.ranklint]\nselec = 1\n")
+    write(tmp_path / "a.py", "from os import *\n")
+
+    result = run_subprocess(
+        sys.executable, "-m", "flake8", "--isolated", "--select", "RNK", "a.py", cwd=tmp_path
+    )
+    output = result.stdout + result.stderr
+
+    assert result.returncode != 0
+    assert "unknown key 'selec' (did you mean 'select'?)" in output
+    assert "Traceback" not in output

@@ -84,12 +84,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if getattr(args, "verbose", False) else logging.WARNING,
         format="ranklint: %(levelname)s: %(name)s: %(message)s",
     )
-    if args.command == "check":
-        return _check(args, sys.stdout, sys.stderr)
-    if args.command == "rule":
-        return _rule(args.code, sys.stdout, sys.stderr)
-    if args.command == "rules":
-        return _rules(sys.stdout)
+    try:
+        if args.command == "check":
+            return _check(args, sys.stdout, sys.stderr)
+        if args.command == "rule":
+            return _rule(args.code, sys.stdout, sys.stderr)
+        if args.command == "rules":
+            return _rules(sys.stdout)
+    except KeyboardInterrupt:
+        sys.stderr.write("ranklint: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`ranklint check | head`); not an error of ours.
+        sys.stderr.close()
+        return EXIT_OK
+    except Exception as exc:  # a bug in ranklint: one line, never exit 1 ("findings")
+        logger.debug("internal error", exc_info=True)
+        sys.stderr.write(f"ranklint: error: internal error: {type(exc).__name__}: {exc}\n")
+        if not getattr(args, "verbose", False):
+            sys.stderr.write("(run with --verbose for the traceback)\n")
+        return EXIT_ERROR
     parser.print_help(sys.stderr)
     return EXIT_ERROR
 

@@ -19,18 +19,22 @@ def _config() -> Config:
 
 
 class RanklintFlake8Plugin:
-    """flake8 calls ``run`` once per file. Columns are 0-based, as flake8 expects."""
+    """flake8 builds one per file; columns are 0-based, as flake8 expects.
+
+    The work happens in ``__init__``: flake8 reports exceptions raised there
+    (a bad ``[tool.ranklint]``, an internal error) as one clean "critical
+    error" line naming the plugin and file, not as a traceback.
+    """
 
     name = "ranklint"
     version = __version__
 
     def __init__(self, tree: ast.AST, filename: str, lines: Sequence[str]) -> None:
-        self._filename = filename
-        self._lines = lines
-
-    def run(self) -> Iterator[tuple[int, int, str, type[RanklintFlake8Plugin]]]:
-        result = lint_source("".join(self._lines), self._filename, _config())
+        result = lint_source("".join(lines), filename, _config())
         if result.errors:
             raise RuntimeError("; ".join(error.describe() for error in result.errors))
-        for finding in result.findings:
+        self._findings = result.findings
+
+    def run(self) -> Iterator[tuple[int, int, str, type[RanklintFlake8Plugin]]]:
+        for finding in self._findings:
             yield finding.line, finding.col - 1, f"{finding.code} {finding.message}", type(self)
