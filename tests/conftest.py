@@ -10,10 +10,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from ranklint import Config, lint_source
 from ranklint.faces.cli import main as cli_main
 from ranklint.findings import Finding
+
+# Hypothesis profiles: "ci" (default, a few hundred examples per property) and
+# "long" (10,000+, on demand): `pytest tests/test_fuzz.py --hypothesis-profile long`.
+_FUZZ_SETTINGS = {
+    "deadline": None,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+}
+settings.register_profile("ci", max_examples=300, **_FUZZ_SETTINGS)
+settings.register_profile("long", max_examples=10_000, **_FUZZ_SETTINGS)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "fixtures"

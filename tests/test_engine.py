@@ -316,3 +316,14 @@ def test_python2_code_gets_cpython_message_and_position() -> None:
     assert finding.code == "RNK001"
     assert "Missing parentheses in call to 'print'" in finding.message
     assert finding.line == 2
+
+
+def test_identifier_valid_only_in_newer_unicode_is_rnk001_not_internal_error() -> None:
+    # Found by fuzzing: libcst's tokenizer accepts U+13460 as an identifier,
+    # its node validation (and CPython 3.11) reject it.
+    identifier = "\U00013460"
+    result = lint_source(identifier + "\n", "unicode.py")
+
+    expected = [] if identifier.isidentifier() else ["RNK001"]  # per this Python's Unicode
+    assert result.errors == []
+    assert [f.code for f in result.findings] == expected

@@ -87,6 +87,12 @@ def parse_source(text: str) -> cst.Module:
         raise SourceError(f"cannot parse: {exc}", 1, 1) from None
     try:
         return cst.parse_module(text)
+    except cst.CSTValidationError as exc:
+        # libcst's tokenizer knows newer Unicode than its node validation
+        # (found by fuzzing: an identifier made of U+13460).
+        if cpython_error is not None:
+            raise _syntax_error(cpython_error) from None
+        raise SourceError(f"syntax error: {exc}", 1, 1) from None
     except cst.ParserSyntaxError as exc:
         if cpython_error is not None:
             raise _syntax_error(cpython_error) from None
