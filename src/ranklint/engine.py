@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ranklint.analysis.context import FileContext
 from ranklint.config import Config
 from ranklint.findings import Finding, InternalError
+from ranklint.positions import resolve_positions
 from ranklint.rules import PendingFinding, Rule
 from ranklint.rules.parse import ParseError
 from ranklint.source import SourceError, decode_source, parse_source
@@ -131,8 +131,9 @@ class Linter:
             return result
 
         suppressions = parse_suppressions(text)
-        # Positions are computed only for files with findings.
-        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        wanted = [(p.node, p.top_statement) for p in pending]
+        wanted += [(p.statement, p.top_statement) for p in pending if p.statement is not None]
+        positions = resolve_positions(module, wanted)
         for item in pending:
             span = positions[item.node]
             lines = {span.start.line, span.end.line}

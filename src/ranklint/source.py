@@ -33,21 +33,26 @@ def decode_source(data: bytes) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
+        # detect_encoding also refuses first lines that are not valid UTF-8;
+        # then the bad byte, with its position, is the better message.
+        _decode(data, "utf-8")
         raise SourceError(f"invalid source encoding declaration: {exc}", 1, 1) from None
+    # "utf-8-sig" strips the BOM; other codecs leave a decoded BOM in place.
+    return _decode(data, encoding).removeprefix("\ufeff")
+
+
+def _decode(data: bytes, encoding: str) -> str:
     try:
-        text = codecs.decode(data, encoding)
+        return codecs.decode(data, encoding)
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         line_start = data.rfind(b"\n", 0, exc.start) + 1
-        col = exc.start - line_start + 1
         bad = data[exc.start : exc.start + 1]
         raise SourceError(
             f"cannot decode byte {bad!r} as {exc.encoding}: {exc.reason}",
             line,
-            col,
+            exc.start - line_start + 1,
         ) from None
-    # "utf-8-sig" strips the BOM; other codecs leave a decoded BOM in place.
-    return text.removeprefix("\ufeff")
 
 
 # CPython's own nesting limits: code past them cannot run, and libcst's parser

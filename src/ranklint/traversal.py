@@ -102,6 +102,7 @@ class Walker:
             for node_type, method in rule.handlers_on_leave.items():
                 self._leave.setdefault(node_type, []).append((rule, getattr(rule, method)))
         self._special: dict[type[cst.CSTNode], Callable[[cst.CSTNode], None]] = {
+            cst.Module: self._module,
             cst.SimpleStatementLine: self._simple_statement_line,
             cst.FunctionDef: self._function_def,
             cst.Lambda: self._lambda,
@@ -174,6 +175,12 @@ class Walker:
                 logger.debug("rule %s failed on %s", rule.code, self.ctx.path, exc_info=True)
 
     # -- statements --------------------------------------------------------
+    def _module(self, node: cst.Module) -> None:
+        for statement in node.body:
+            self.ctx.top_statement = statement
+            self.walk(statement)
+        self.ctx.top_statement = None
+
     def _simple_statement_line(self, node: cst.SimpleStatementLine) -> None:
         outer = self.ctx.statement
         self.ctx.statement = node

@@ -45,6 +45,8 @@ class FileContext:
     loop_depth: int = 0
     # Innermost simple statement line being visited (None in compound headers).
     statement: cst.CSTNode | None = None
+    # The module-level statement holding the code being visited.
+    top_statement: cst.CSTNode | None = None
 
     @property
     def function(self) -> FunctionFrame | None:

@@ -37,6 +37,8 @@ class PendingFinding:
     # The innermost simple statement holding ``node``; a suppression comment
     # on its first or last line applies to the finding.
     statement: cst.CSTNode | None
+    # The module-level statement holding ``node``: positions are computed per such statement.
+    top_statement: cst.CSTNode | None
     trace: tuple[TraceStep, ...]
 
 
@@ -72,7 +74,12 @@ class Rule:
         trace: Sequence[TraceStep] = (),
     ) -> None:
         """Report ``message`` at ``node`` (the code prefix is added by formatters)."""
-        self._sink(PendingFinding(type(self), node, message, self.ctx.statement, tuple(trace)))
+        ctx = self.ctx
+        self._sink(
+            PendingFinding(
+                type(self), node, message, ctx.statement, ctx.top_statement, tuple(trace)
+            )
+        )
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

@@ -1,0 +1,84 @@
+"""Per-statement positions equal libcst's whole-module PositionProvider, node for node."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ranklint.positions import resolve_positions
+from tests.conftest import FIXTURES, REPO_ROOT
+
+hypothesmith = pytest.importorskip("hypothesmith", reason="hypothesmith is a test extra")
+
+
+def every_node_with_its_top_statement(module: cst.Module):
+    pairs = []
+
+    class Collector(cst.CSTVisitor):
+        def __init__(self, top: cst.CSTNode) -> None:
+            self.top = top
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            pairs.append((node, self.top))
+            return True
+
+    for statement in module.body:
+        statement.visit(Collector(statement))
+    return pairs
+
+
+def assert_same_positions(source: str) -> None:
+    module = cst.parse_module(source)
+    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    pairs = every_node_with_its_top_statement(module)
+
+    fast = resolve_positions(module, pairs, whole_module_share=1.0)
+
+    assert len(fast) == len({id(node) for node, _ in pairs})
+    for node, _ in pairs:
+        assert fast[node] == reference[node], (type(node).__name__, fast[node], reference[node])
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((REPO_ROOT / "src").rglob("*.py")) + sorted(FIXTURES.rglob("*.py")),
+    ids=lambda p: p.name,
+)
+def test_positions_per_statement_equal_whole_module_positions_on_repo_files(path) -> None:
+    assert_same_positions(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "#!/usr/bin/env python\n# header comment\n\n\nimport os\n\n# lead\nx = os.sep\n",
+        "import os\r\nif os:\r\n    y = (1,\r\n         2)\r\n",
+        "import os\rif os:\r    y = 1\r",
+        "x = 1  # no trailing newline",
+        "def f():\n    '''doc\n    string'''\n    return f'{1}\\n{2}'\n\n\nclass C:\n    pass\n",
+        "\n\n\n@decorator(\n    1,\n)\ndef g(): pass\ny = [\n  1,\n]; z = 2\n",
+    ],
+    ids=[
+        "header-and-leading-lines",
+        "crlf",
+        "cr-only",
+        "no-final-newline",
+        "strings",
+        "decorators",
+    ],
+)
+def test_positions_per_statement_equal_whole_module_positions_on_edge_layouts(
+    source: str,
+) -> None:
+    assert_same_positions(source)
+
+
+@settings(max_examples=max(20, settings().max_examples // 3))
+@given(st.one_of(hypothesmith.from_grammar(), hypothesmith.from_node()))
+def test_positions_per_statement_equal_whole_module_positions_on_generated_programs(
+    source: str,
+) -> None:
+    assert_same_positions(source)
