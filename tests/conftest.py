@@ -25,6 +25,8 @@ _FUZZ_SETTINGS = {
 settings.register_profile("ci", max_examples=300, **_FUZZ_SETTINGS)
 settings.register_profile("long", max_examples=10_000, **_FUZZ_SETTINGS)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+# The long profile runs for many minutes per property, by hand: no per-test timeout.
+FUZZ_TIMEOUT = 0 if os.environ.get("HYPOTHESIS_PROFILE") == "long" else 300
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "fixtures"

@@ -21,8 +21,10 @@ from hypothesis import strategies as st
 
 from ranklint import Config, Finding, lint_source
 from ranklint.faces.cli import main as cli_main
+from tests.conftest import FUZZ_TIMEOUT
 
 hypothesmith = pytest.importorskip("hypothesmith", reason="hypothesmith is a test extra")
+pytestmark = pytest.mark.timeout(FUZZ_TIMEOUT)
 flake8_cli = pytest.importorskip("flake8.main.cli", reason="flake8 is a test extra")
 
 ALL = Config(select=("ALL",))

@@ -9,9 +9,10 @@ from hypothesis import strategies as st
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ranklint.positions import resolve_positions
-from tests.conftest import FIXTURES, REPO_ROOT
+from tests.conftest import FIXTURES, FUZZ_TIMEOUT, REPO_ROOT
 
 hypothesmith = pytest.importorskip("hypothesmith", reason="hypothesmith is a test extra")
+pytestmark = pytest.mark.timeout(FUZZ_TIMEOUT)
 
 
 def every_node_with_its_top_statement(module: cst.Module):
