@@ -45,6 +45,7 @@ def resolve_positions(
     positions: dict[cst.CSTNode, CodeRange] = {}
     # Line 1 of the file is where the header's first line (or the first statement) is.
     line = 1 + sum(_line_breaks(module.code_for_node(empty)) for empty in module.header)
+    remaining = len(by_statement)
     for statement in module.body:
         nodes = by_statement.get(statement)
         if nodes is not None:
@@ -52,7 +53,8 @@ def resolve_positions(
             local = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
             for node in nodes:
                 positions[node] = _shifted(local[node], line - 1)
-            if len(positions) == sum(len(n) for n in by_statement.values()):
+            remaining -= 1
+            if remaining == 0:  # statements after the last one with findings need no codegen
                 break
         line += _line_breaks(module.code_for_node(statement))
     return positions
