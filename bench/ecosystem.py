@@ -3,8 +3,11 @@
     python bench/ecosystem.py [--cache DIR] [--jobs N] [--project NAME ...]
 
 Downloads each project's wheel from PyPI with ``pip download --no-deps
---only-binary=:all:`` (wheels only: fetching an sdist would make pip run the
-project's build code), unpacks its Python files under ``DIR/src/<project>``
+--only-binary=:all:`` (wheels only: fetching an sdist with pip would make pip
+run the project's build code). Projects published only as sdists (deepspeed)
+are fetched as archives straight from PyPI's JSON simple index, checked
+against the index's sha256, and never built. Python files are unpacked under
+``DIR/src/<project>``
 (default ``.cache/ecosystem``, git-ignored; downloads are reused), runs
 ranklint over each project with every rule, and prints files, findings per
 code and internal errors per project. Exits 1 if any internal error occurred.
@@ -14,9 +17,13 @@ Nothing downloaded is committed.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import subprocess
 import sys
+import tarfile
 import time
+import urllib.request
 import zipfile
 from collections import Counter
 from dataclasses import dataclass
@@ -24,11 +31,11 @@ from pathlib import Path
 
 from ranklint import Config, LintResult, lint_paths
 
-# Pinned so that runs are comparable across ranklint versions. deepspeed is
-# sdist-only on PyPI and is left out (see the module docstring).
+# Pinned so that runs are comparable across ranklint versions.
 PROJECTS: dict[str, str] = {
     "accelerate": "1.15.0",
     "areal": "1.0.4",
+    "deepspeed": "0.18.9",
     "megatron-core": "0.16.1",
     "openrlhf": "0.11.2",
     "pytorch-lightning": "2.6.6",
@@ -38,6 +45,9 @@ PROJECTS: dict[str, str] = {
     "trl": "1.16.0",
     "verl": "0.9.1",
 }
+# Published as sdists only: downloaded as archives, never built.
+SDIST_ONLY = frozenset({"deepspeed"})
+SIMPLE_INDEX = "https://pypi.org/simple"
 
 
 class FetchError(Exception):
@@ -59,6 +69,8 @@ def fetch(name: str, version: str, cache: Path) -> Path:
         return target
     downloads = cache / "downloads" / name
     downloads.mkdir(parents=True, exist_ok=True)
+    if name in SDIST_ONLY:
+        return _fetch_sdist(name, version, downloads, target)
     wheels = sorted(downloads.glob("*.whl"))
     if not wheels:
         command = [
@@ -74,6 +86,31 @@ def fetch(name: str, version: str, cache: Path) -> Path:
         for member in archive.namelist():
             if member.endswith(".py"):
                 archive.extract(member, target)
+    return target
+
+
+def _fetch_sdist(name: str, version: str, downloads: Path, target: Path) -> Path:
+    """Download ``name-version.tar.gz`` from PyPI (hash-checked) and unpack its ``.py`` files."""
+    archive_path = downloads / f"{name}-{version}.tar.gz"
+    if not archive_path.is_file():
+        request = urllib.request.Request(
+            f"{SIMPLE_INDEX}/{name}/",
+            headers={"Accept": "application/vnd.pypi.simple.v1+json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                index = json.load(response)
+            (entry,) = [f for f in index["files"] if f["filename"] == archive_path.name]
+            with urllib.request.urlopen(entry["url"], timeout=600) as response:
+                data = response.read()
+        except (OSError, ValueError, KeyError) as exc:
+            raise FetchError(f"{name}=={version}: {exc}") from None
+        if hashlib.sha256(data).hexdigest() != entry["hashes"]["sha256"]:
+            raise FetchError(f"{name}=={version}: sha256 mismatch")
+        archive_path.write_bytes(data)
+    with tarfile.open(archive_path) as archive:
+        members = [m for m in archive.getmembers() if m.isfile() and m.name.endswith(".py")]
+        archive.extractall(target, members=members, filter="data")
     return target
 
 

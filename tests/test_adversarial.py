@@ -165,7 +165,7 @@ def test_five_megabyte_generated_file_is_linted_completely(tmp_path: Path) -> No
         "    {group} = {create}\n"
         "\n    def forward(self, x):\n"
         "        y = x * {i}\n"
-        "        return dist.all_reduce(y, group=self.group)\n"
+        "        return dist.all_reduce(y, op=dist.ReduceOp.SUM, group=self.group)\n"
         "\n\ndef helper_{i}(values):\n"
         "    total = 0\n"
         "    for value in values:\n"

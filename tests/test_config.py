@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ranklint import Config, ConfigError, lint_paths
+from ranklint import Config, ConfigError, lint_paths, lint_source
 from ranklint.config import load_config
 from tests.conftest import write
 
@@ -17,19 +17,29 @@ def enabled(config: Config) -> list[str]:
     return [rule.code for rule in config.enabled_rules()]
 
 
+RNK1_DEFAULT = ["RNK101", "RNK102", "RNK103", "RNK104", "RNK105", "RNK106", "RNK108", "RNK109"]
+RNK1_ALL = sorted([*RNK1_DEFAULT, "RNK107"])
+
+
 def test_default_selection_is_every_default_enabled_rule() -> None:
-    assert enabled(Config()) == ["RNK001", "RNK101", "RNK301"]
+    assert enabled(Config()) == ["RNK001", *RNK1_DEFAULT, "RNK301"]
+
+
+def test_off_by_default_rule_is_enabled_by_its_code_or_all() -> None:
+    assert "RNK107" not in enabled(Config())
+    assert "RNK107" in enabled(Config(extend_select=("RNK107",)))
+    assert "RNK107" in enabled(Config(select=("ALL",)))
 
 
 @pytest.mark.parametrize(
     ("kwargs", "expected"),
     [
-        ({"select": ("RNK1",)}, ["RNK101"]),
+        ({"select": ("RNK1",)}, RNK1_ALL),
         ({"select": ("RNK101", "RNK301")}, ["RNK101", "RNK301"]),
-        ({"select": ("ALL",), "ignore": ("RNK3",)}, ["RNK001", "RNK101"]),
+        ({"select": ("ALL",), "ignore": ("RNK3",)}, ["RNK001", *RNK1_ALL]),
         ({"select": ("RNK0",), "extend_select": ("RNK301",)}, ["RNK001", "RNK301"]),
         ({"ignore": ("RNK",)}, []),
-        ({"ignore": ("RNK101",)}, ["RNK001", "RNK301"]),
+        ({"ignore": ("RNK1",)}, ["RNK001", "RNK301"]),
     ],
 )
 def test_selection_with_codes_and_prefixes_enables_matching_rules(
@@ -45,7 +55,7 @@ def test_command_line_select_overrides_file_ignore() -> None:
 
 
 def test_command_line_ignore_applies_after_file_select() -> None:
-    config = Config(select=("RNK1", "RNK3")).with_overrides(ignore=["RNK101"])
+    config = Config(select=("RNK1", "RNK3")).with_overrides(ignore=["RNK1"])
 
     assert enabled(config) == ["RNK301"]
 
@@ -122,3 +132,63 @@ def test_bad_configuration_raises_one_line_error_naming_the_problem(
 def test_missing_config_file_raises_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not found"):
         load_config(tmp_path / "nope.toml")
+
+
+def test_rank_names_and_extra_collectives_load_from_the_table(tmp_path: Path) -> None:
+    write(
+        tmp_path / "pyproject.toml",
+        "[tool.ranklint]\n"
+        'extend-rank-names = ["leader_*"]\n'
+        'extra-collectives = ["proj.comm.sync_all", "Engine.sync"]\n',
+    )
+
+    config = load_config(cwd=tmp_path)
+
+    assert config.extend_rank_names == ("leader_*",)
+    assert config.extra_collectives == ("proj.comm.sync_all", "Engine.sync")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("rank-names", '["my rank"]', "is not a name or glob pattern"),
+        ("extend-rank-names", '"rank"', "expected a list of strings"),
+        ("extra-collectives", '["sync_all"]', "is not a dotted name"),
+        ("extra-collectives", '["pkg..f"]', "is not a dotted name"),
+    ],
+)
+def test_bad_analysis_keys_are_reported_with_the_key(
+    tmp_path: Path, key: str, value: str, message: str
+) -> None:
+    write(tmp_path / "pyproject.toml", f"[tool.ranklint]\n{key} = {value}\n")
+
+    with pytest.raises(ConfigError, match=message):
+        load_config(cwd=tmp_path)
+
+
+def test_extended_rank_names_make_a_project_predicate_a_rank_condition() -> None:
+    source = (
+        "import torch.distributed as dist\n\n\n"
+        "def f(leader_flag):\n    if leader_flag:\n        dist.barrier()\n"
+    )
+
+    plain = lint_source(source, "f.py", Config(select=("RNK102",)))
+    extended = lint_source(
+        source, "f.py", Config(select=("RNK102",), extend_rank_names=("leader_*",))
+    )
+
+    assert plain.findings == []
+    assert [f.line for f in extended.findings] == [6]
+
+
+def test_extra_collectives_make_project_wrappers_count_as_collectives() -> None:
+    source = (
+        "from proj.comm import sync_all\n\n\n"
+        "def f(rank, engine):\n    if rank == 0:\n        sync_all()\n        engine.sync()\n"
+    )
+    config = Config(select=("RNK102",), extra_collectives=("proj.comm.sync_all", "Engine.sync"))
+
+    result = lint_source(source, "f.py", config)
+
+    assert [f.line for f in result.findings] == [6]
+    assert "`sync_all` is reached only when `rank == 0`" in result.findings[0].message

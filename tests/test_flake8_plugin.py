@@ -35,14 +35,17 @@ def flake8_lines(cwd: Path, *args: str) -> list[str]:
 def cli_lines(cwd: Path, *args: str) -> list[str]:
     result = run_subprocess(sys.executable, "-m", "ranklint", "check", *args, cwd=cwd)
     assert result.returncode in (0, 1), result.stderr
-    return sorted(result.stdout.splitlines())
+    # Call-chain trace lines are indented under their finding; flake8 has none.
+    return sorted(line for line in result.stdout.splitlines() if not line.startswith(" "))
 
 
-def test_flake8_prints_the_same_lines_as_the_cli_on_the_fixtures() -> None:
+def test_flake8_prints_the_same_lines_as_the_cli_run_file_by_file_on_the_fixtures() -> None:
+    # flake8 hands plugins one file at a time: call chains into other files are
+    # the CLI's (documented); file by file, both faces agree exactly.
     paths = [str(path.relative_to(FIXTURES)) for path in sorted(FIXTURES.rglob("*.py"))]
 
     from_flake8 = flake8_lines(FIXTURES, *paths)
-    from_cli = cli_lines(FIXTURES, *paths)
+    from_cli = sorted(line for path in paths for line in cli_lines(FIXTURES, path))
 
     assert from_flake8 == from_cli
     assert len(from_cli) >= 4

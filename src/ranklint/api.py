@@ -34,7 +34,9 @@ def lint_source(
 ) -> LintResult:
     """Lint one file's contents. ``bytes`` are decoded per PEP 263."""
     linter = Linter(config if config is not None else Config())
-    return LintResult.merge([linter.lint_source(source, str(path))])
+    results = [linter.lint_source(source, str(path))]
+    linter.project_phase(results, {str(path): source})
+    return LintResult.merge(results)
 
 
 def lint_paths(
@@ -47,4 +49,6 @@ def lint_paths(
     """Discover and lint files under ``paths``; ``jobs`` processes (default: CPU count)."""
     config = config if config is not None else Config()
     found = discover([str(p) for p in paths], config, force_exclude=force_exclude)
-    return LintResult.merge(lint_files(found.files, config, jobs=jobs), found.missing)
+    results = lint_files(found.files, config, jobs=jobs)
+    Linter(config).project_phase(results)
+    return LintResult.merge(results, found.missing)

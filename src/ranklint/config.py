@@ -9,6 +9,12 @@ Keys (TOML spelling):
 ``per-file-ignores`` table: gitignore-style glob -> codes to disable there
 ``exclude``         gitignore-style patterns never walked into (replaces defaults)
 ``extend-exclude``  patterns excluded on top of ``exclude``
+``rank-names``      glob patterns of names whose value is the caller's rank or a
+                    predicate on it (replaces the defaults)
+``extend-rank-names`` patterns added to ``rank-names``
+``extra-collectives`` project wrappers that issue a collective: qualified
+                    function names (``pkg.comm.all_reduce_mean``) or
+                    ``Class.method`` (matches ``.method(...)`` calls)
 
 Patterns are matched against paths relative to the directory of the
 configuration file. CLI options override the file: ``--select`` replaces the
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -27,6 +34,7 @@ from typing import Any
 
 import pathspec
 
+from ranklint.analysis.rank import DEFAULT_RANK_NAMES
 from ranklint.rules import Rule, all_rules
 
 if sys.version_info >= (3, 11):
@@ -59,7 +67,19 @@ DEFAULT_EXCLUDE: tuple[str, ...] = (
     "venv",
 )
 
-_KEYS = ("select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude")
+_KEYS = (
+    "select",
+    "extend-select",
+    "ignore",
+    "per-file-ignores",
+    "exclude",
+    "extend-exclude",
+    "rank-names",
+    "extend-rank-names",
+    "extra-collectives",
+)
+_RANK_NAME = re.compile(r"[A-Za-z_*?\[\]][A-Za-z0-9_*?\[\]!]*")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
 
 
 class ConfigError(Exception):
@@ -87,6 +107,9 @@ class Config:
     # -- rare ----------------------------------------------------------------
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
+    rank_names: tuple[str, ...] = DEFAULT_RANK_NAMES
+    extend_rank_names: tuple[str, ...] = ()
+    extra_collectives: tuple[str, ...] = ()
     # -- internal ------------------------------------------------------------
     # Directory that patterns are relative to (the config file's directory).
     root: Path = field(default_factory=Path.cwd)
@@ -108,6 +131,22 @@ class Config:
             _check_codes(codes, f"{where}per-file-ignores[{pattern!r}]")
         _check_patterns(self.exclude, f"{where}exclude")
         _check_patterns(self.extend_exclude, f"{where}extend-exclude")
+        for key, names in (
+            ("rank-names", self.rank_names),
+            ("extend-rank-names", self.extend_rank_names),
+        ):
+            for name in names:
+                if not _RANK_NAME.fullmatch(name):
+                    raise ConfigError(
+                        f"{where}{key}: {name!r} is not a name or glob pattern of names "
+                        f"(letters, digits, _, *, ?, [...])"
+                    )
+        for entry in self.extra_collectives:
+            if not _DOTTED.fullmatch(entry):
+                raise ConfigError(
+                    f"{where}extra-collectives: {entry!r} is not a dotted name such as "
+                    f"'pkg.comm.all_reduce_mean' or 'Trainer.sync'"
+                )
         for layer in self.overrides:
             for codes in (layer.select or (), layer.extend_select, layer.ignore):
                 _check_codes(codes, "command line")
@@ -240,7 +279,16 @@ def config_from_table(table: object, *, source: Path | None, root: Path) -> Conf
             suffix = f" (did you mean {hint[0]!r}?)" if hint else ""
             raise ConfigError(f"{where}: unknown key {key!r}{suffix}")
     kwargs: dict[str, Any] = {"root": root, "source": source}
-    for key in ("select", "extend-select", "ignore", "exclude", "extend-exclude"):
+    for key in (
+        "select",
+        "extend-select",
+        "ignore",
+        "exclude",
+        "extend-exclude",
+        "rank-names",
+        "extend-rank-names",
+        "extra-collectives",
+    ):
         if key in table:
             kwargs[key.replace("-", "_")] = _string_list(table[key], f"{where} {key}")
     if "per-file-ignores" in table:

@@ -18,8 +18,11 @@ from typing import TypeVar
 import libcst as cst
 
 from ranklint.analysis.context import FileContext
+from ranklint.analysis.project import Hop, ProjectFinding, analyze
+from ranklint.analysis.settings import AnalysisSettings
+from ranklint.analysis.summary import ModuleSummary, Site
 from ranklint.config import Config
-from ranklint.findings import Finding, InternalError
+from ranklint.findings import Finding, InternalError, TraceStep
 from ranklint.positions import resolve_positions
 from ranklint.rules import PendingFinding, Rule
 from ranklint.rules.parse import ParseError
@@ -38,6 +41,8 @@ class FileResult:
     path: str
     findings: list[Finding] = field(default_factory=list)
     errors: list[InternalError] = field(default_factory=list)
+    # Facts for the project phase (None when the file was not analysed).
+    summary: ModuleSummary | None = None
 
 
 class Linter:
@@ -47,6 +52,10 @@ class Linter:
         self.config = config
         self.rules = config.enabled_rules()
         self._per_file_ignores = config.per_file_ignore_specs()
+        self.settings = AnalysisSettings.build(
+            (*config.rank_names, *config.extend_rank_names), config.extra_collectives
+        )
+        self._project_codes = frozenset(rule.code for rule in self.rules if rule.project)
 
     def rules_for(self, path: str) -> tuple[type[Rule], ...]:
         if not self._per_file_ignores:
@@ -102,7 +111,7 @@ class Linter:
             return self._parse_error(path, exc.message, exc.line, exc.col, rules)
 
         visiting = [rule for rule in rules if rule.handlers_on_visit or rule.handlers_on_leave]
-        if not visiting:
+        if not visiting and not self._project_codes:
             return FileResult(path)
         # Comments are tokenized only when they can matter: a possible
         # skip-file marker now, line suppressions once there are findings.
@@ -110,11 +119,14 @@ class Linter:
             return FileResult(path)
 
         pending: list[PendingFinding] = []
-        ctx = FileContext(path=path, module=module)
+        ctx = FileContext(path=path, module=module, settings=self.settings)
         walker = Walker(ctx, [rule(ctx, pending.append) for rule in visiting])
         with deep_recursion():
             walker.walk(module)
-            return self._resolve(path, module, text, walker, pending)
+            result = self._resolve(path, module, text, walker, pending)
+        if self._project_codes and not walker.errors:
+            result.summary = ctx.facts.summary(ctx.names.module_imports())
+        return result
 
     def _resolve(
         self,
@@ -159,6 +171,91 @@ class Linter:
         result.findings.sort(key=Finding.sort_key)
         return result
 
+    # -- the project phase ------------------------------------------------------
+    def project_phase(
+        self, results: Sequence[FileResult], sources: dict[str, str | bytes] | None = None
+    ) -> None:
+        """Add the findings that need every file's facts (call graph) to ``results``.
+
+        ``sources``: file contents by path for results that did not come from a
+        file on disk (``lint_source``); others are read again, only when a
+        finding or its call chain points into them.
+        """
+        if not self._project_codes:
+            return
+        summaries = [result.summary for result in results if result.summary is not None]
+        if not summaries:
+            return
+        found = [
+            finding
+            for finding in analyze(summaries)
+            if finding.code in {rule.code for rule in self.rules_for(finding.path)}
+        ]
+        if not found:
+            return
+        wanted: dict[str, set[Site]] = {}
+        for finding in found:
+            for hop in finding.chain:
+                wanted.setdefault(hop.path, set()).add(hop.site)
+        sources = sources or {}
+        located = {
+            path: self._locate(path, sites, sources.get(path)) for path, sites in wanted.items()
+        }
+        by_path = {result.path: result for result in results}
+        for finding in found:
+            made = _project_finding(finding, located)
+            result = by_path.get(finding.path)
+            if made is None or result is None:
+                continue
+            text = located[finding.path].text
+            lines = located[finding.path].sites[finding.site].lines
+            if text is not None and parse_suppressions(text).suppresses(made.code, lines):
+                continue
+            result.findings.append(made)
+        for result in results:
+            result.findings.sort(key=Finding.sort_key)
+
+    def _locate(self, path: str, sites: set[Site], source: str | bytes | None) -> _Located:
+        return run_with_large_stack(self._locate_in_thread, path, sites, source)
+
+    def _locate_in_thread(
+        self, path: str, sites: set[Site], source: str | bytes | None
+    ) -> _Located:
+        try:
+            if source is None:
+                with open(path, "rb") as handle:
+                    source = handle.read()
+            text = decode_source(source) if isinstance(source, bytes) else source
+            module = parse_source(text)
+        except (OSError, SourceError):
+            logger.warning("%s changed or vanished during the run; findings skipped", path)
+            return _Located(None, {})
+        ctx = FileContext(path=path, module=module, settings=self.settings)
+        locator = _Locator(ctx, sites)
+        with deep_recursion():
+            Walker(ctx, [locator]).walk(module)
+            wanted = [(node, top) for node, _, top in locator.found.values()]
+            wanted += [
+                (statement, top)
+                for _, statement, top in locator.found.values()
+                if statement is not None
+            ]
+            positions = resolve_positions(module, wanted)
+        out: dict[Site, _Span] = {}
+        for site, (node, statement, _) in locator.found.items():
+            span = positions[node]
+            lines = {span.start.line, span.end.line}
+            if statement is not None:
+                lines |= {positions[statement].start.line, positions[statement].end.line}
+            out[site] = _Span(
+                span.start.line,
+                span.start.column + 1,
+                span.end.line,
+                span.end.column + 1,
+                sorted(lines),
+            )
+        return _Located(text, out)
+
     def _parse_error(
         self,
         path: str,
@@ -181,6 +278,78 @@ class Linter:
             end_col=col + 1,
         )
         return FileResult(path, findings=[finding])
+
+
+@dataclass
+class _Span:
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    # Lines whose suppression comments apply (the call's and its statement's).
+    lines: list[int]
+
+
+@dataclass
+class _Located:
+    text: str | None
+    sites: dict[Site, _Span]
+
+
+class _Locator(Rule):
+    """Finds call nodes by :class:`Site` on a second walk of a file."""
+
+    def __init__(self, ctx: FileContext, sites: set[Site]) -> None:
+        super().__init__(ctx, lambda _: None)
+        self.sites = sites
+        self.found: dict[Site, tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None]] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        ctx = self.ctx
+        site = Site(ctx.top_index, ctx.call_ordinal)
+        if site in self.sites:
+            self.found[site] = (node, ctx.statement, ctx.top_statement)
+
+
+def _project_finding(finding: ProjectFinding, located: dict[str, _Located]) -> Finding | None:
+    from ranklint.rules import rule_by_code
+
+    rule = rule_by_code(finding.code)
+    spans: list[tuple[Hop, _Span]] = []
+    for hop in finding.chain:
+        span = located[hop.path].sites.get(hop.site)
+        if span is None or rule is None:
+            return None
+        spans.append((hop, span))
+    first = spans[0][1]
+    message = finding.message
+    if "{chain}" in message:
+        last_hop, last_span = spans[-1]
+        chain = " -> ".join(hop.label for hop, _ in spans)
+        message = message.replace("{chain}", f"{chain} at {last_hop.path}:{last_span.line}")
+    trace: tuple[TraceStep, ...] = ()
+    if len(spans) > 1:
+        trace = tuple(
+            TraceStep(
+                hop.path,
+                span.line,
+                span.col,
+                f"`{hop.label}` here" if index == len(spans) - 1 else f"calls `{hop.label}`",
+            )
+            for index, (hop, span) in enumerate(spans)
+        )
+    return Finding(
+        code=rule.code,
+        name=rule.name,
+        severity=rule.severity,
+        message=message,
+        path=finding.path,
+        line=first.line,
+        col=first.col,
+        end_line=first.end_line,
+        end_col=first.end_col,
+        trace=trace,
+    )
 
 
 # libcst's native parser recurses on the C stack of the calling thread: on the

@@ -21,7 +21,9 @@ from collections.abc import Callable, Iterable
 import libcst as cst
 
 from ranklint.analysis.context import Condition, FileContext, FunctionFrame
-from ranklint.analysis.names import ScopeKind, dotted_name
+from ranklint.analysis.guards import guard_kind
+from ranklint.analysis.names import ScopeKind
+from ranklint.analysis.summary import Site
 from ranklint.findings import InternalError
 from ranklint.rules.base import Rule
 
@@ -62,31 +64,6 @@ def _child_fields(cls: type[cst.CSTNode]) -> tuple[str, ...]:
     return names
 
 
-def _guard_kind(test: cst.BaseExpression) -> str | None:
-    """``"main"`` / ``"not-main"`` for ``__name__`` guards, ``"type-checking"``, else None."""
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        target = test.comparisons[0]
-        sides = {_literal_or_name(test.left), _literal_or_name(target.comparator)}
-        if sides == {"name:__name__", "str:__main__"}:
-            if isinstance(target.operator, cst.Equal):
-                return "main"
-            if isinstance(target.operator, cst.NotEqual):
-                return "not-main"
-        return None
-    name = dotted_name(test)
-    if name is not None and name.rsplit(".", 1)[-1] == "TYPE_CHECKING":
-        return "type-checking"
-    return None
-
-
-def _literal_or_name(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return f"name:{node.value}"
-    if isinstance(node, cst.SimpleString) and node.value in ('"__main__"', "'__main__'"):
-        return "str:__main__"  # raw token: evaluating the literal would compile it
-    return None
-
-
 class Walker:
     """Walks one module once, calling every rule's handlers on the way."""
 
@@ -124,11 +101,24 @@ class Walker:
             cst.SetComp: self._comprehension,
             cst.GeneratorExp: self._comprehension,
             cst.DictComp: self._comprehension,
+            cst.Call: self._call,
+            cst.IfExp: self._if_exp,
+            cst.BooleanOperation: self._boolean_operation,
+            cst.Try: self._try,
+            cst.TryStar: self._try,
+            cst.Return: self._return,
+            cst.Raise: self._raise,
+            cst.Continue: self._continue,
+            cst.Break: self._break,
         }
 
     # -- core --------------------------------------------------------------
     def walk(self, node: cst.CSTNode) -> None:
         cls = type(node)
+        if cls is cst.Call:
+            # Numbered before any handler runs: (top_index, call_ordinal) names
+            # the call for the project phase (analysis.summary.Site).
+            self.ctx.call_ordinal += 1
         handlers = self._visit.get(cls)
         if handlers:
             self._dispatch(handlers, node)
@@ -158,26 +148,29 @@ class Walker:
 
     def _dispatch(self, handlers: list[Handler], node: cst.CSTNode) -> None:
         for rule, method in handlers:
-            if rule.code in self.failed_rules:
+            code = getattr(rule, "code", type(rule).__name__)
+            if code in self.failed_rules:
                 continue
             try:
                 method(node)
             except Exception as exc:  # a rule bug must not lose other rules' findings
-                self.failed_rules.add(rule.code)
+                self.failed_rules.add(code)
                 self.errors.append(
                     InternalError(
                         path=self.ctx.path,
-                        where=f"rule {rule.code} ({rule.name})",
+                        where=f"rule {code} ({getattr(rule, 'name', code)})",
                         message=f"{type(exc).__name__}: {exc}",
                         details=traceback.format_exc(),
                     )
                 )
-                logger.debug("rule %s failed on %s", rule.code, self.ctx.path, exc_info=True)
+                logger.debug("rule %s failed on %s", code, self.ctx.path, exc_info=True)
 
     # -- statements --------------------------------------------------------
     def _module(self, node: cst.Module) -> None:
-        for statement in node.body:
+        for index, statement in enumerate(node.body):
             self.ctx.top_statement = statement
+            self.ctx.top_index = index
+            self.ctx.call_ordinal = 0
             self.walk(statement)
         self.ctx.top_statement = None
 
@@ -223,9 +216,11 @@ class Walker:
         ctx.import_time, ctx.conditions, ctx.loop_depth = False, [], 0
         ctx.functions.append(FunctionFrame(node, class_name))
         ctx.names.push(ScopeKind.FUNCTION)
+        ctx.facts.enter_function(node, class_name)
         for param in _all_params(params):
             ctx.names.bind_other(param.name.value)
         self.walk(body)
+        ctx.facts.leave_function(node)
         ctx.names.pop()
         ctx.functions.pop()
         ctx.import_time, ctx.conditions, ctx.loop_depth, ctx.statement = saved
@@ -235,22 +230,25 @@ class Walker:
         self._walk_all(node.decorators)
         self._walk_all((*node.bases, *node.keywords))
         ctx.classes.append(node)
+        ctx.facts.enter_class(node)
         ctx.names.push(ScopeKind.CLASS)
         self.walk(node.body)
         ctx.names.pop()
+        ctx.facts.leave_class()
         ctx.classes.pop()
         ctx.names.bind_other(node.name.value)
 
     def _if(self, node: cst.If) -> None:
         ctx = self.ctx
         self.walk(node.test)
-        kind = _guard_kind(node.test)
+        kind = guard_kind(node.test)
         saved = (ctx.import_time, ctx.reachable)
         if kind in ("main", "type-checking"):
             ctx.import_time = False
         if kind == "type-checking":
             ctx.reachable = False
         ctx.conditions.append(Condition(node.test, holds=True))
+        ctx.facts.begin_branch(node.test)
         self.walk(node.body)
         ctx.conditions.pop()
         ctx.import_time, ctx.reachable = saved
@@ -258,17 +256,22 @@ class Walker:
             if kind == "not-main":
                 ctx.import_time = False
             ctx.conditions.append(Condition(node.test, holds=False))
+            ctx.facts.switch_arm()
             self.walk(node.orelse)
             ctx.conditions.pop()
             ctx.import_time = saved[0]
+        ctx.facts.end_branch()
 
     def _for(self, node: cst.For) -> None:
         ctx = self.ctx
         self.walk(node.iter)
         ctx.names.bind_target(node.target, None)
+        ctx.rank.bind(node.target, ctx.rank.taint(node.iter))
         self.walk(node.target)
         ctx.loop_depth += 1
+        loop = ctx.facts.begin_loop()
         self.walk(node.body)
+        ctx.facts.end_loop(loop, node.iter)
         ctx.loop_depth -= 1
         if node.orelse is not None:
             self.walk(node.orelse)
@@ -278,7 +281,9 @@ class Walker:
         self.walk(node.test)
         ctx.conditions.append(Condition(node.test, holds=True))
         ctx.loop_depth += 1
+        loop = ctx.facts.begin_loop()
         self.walk(node.body)
+        ctx.facts.end_loop(loop, node.test)
         ctx.loop_depth -= 1
         ctx.conditions.pop()
         if node.orelse is not None:
@@ -286,6 +291,7 @@ class Walker:
 
     def _assign(self, node: cst.Assign) -> None:
         self.walk(node.value)
+        self.ctx.rank.bind_assignment([t.target for t in node.targets], node.value)
         for target in node.targets:
             self.walk(target.target)
             self.ctx.names.bind_target(target.target, node.value)
@@ -296,15 +302,19 @@ class Walker:
             self.walk(node.value)
         self.walk(node.target)
         if node.value is not None:
+            self.ctx.rank.bind_assignment([node.target], node.value)
             self.ctx.names.bind_target(node.target, node.value)
 
     def _aug_assign(self, node: cst.AugAssign) -> None:
+        rank = self.ctx.rank
         self.walk(node.value)
         self.walk(node.target)
+        rank.bind(node.target, rank.taint(node.target) | rank.taint(node.value))
         self.ctx.names.bind_target(node.target, None)
 
     def _named_expr(self, node: cst.NamedExpr) -> None:
         self.walk(node.value)
+        self.ctx.rank.bind_assignment([node.target], node.value)
         self.ctx.names.bind_target(node.target, node.value)
 
     def _import(self, node: cst.Import | cst.ImportFrom) -> None:
@@ -312,12 +322,67 @@ class Walker:
         self.ctx.names.bind_import_statement(node)
 
     def _with(self, node: cst.With) -> None:
+        facts = self.ctx.facts
+        state_dict = 0
         for item in node.items:
             self.walk(item.item)
+            if _is_state_dict_context(item.item):
+                state_dict += 1
             if item.asname is not None:
                 self.walk(item.asname.name)
                 self.ctx.names.bind_target(item.asname.name, None)
+        facts.state_dict_contexts += state_dict
         self.walk(node.body)
+        facts.state_dict_contexts -= state_dict
+
+    def _call(self, node: cst.Call) -> None:
+        site = Site(self.ctx.top_index, self.ctx.call_ordinal)
+        self._walk_children(node)
+        self.ctx.facts.call(node, site)
+
+    def _if_exp(self, node: cst.IfExp) -> None:
+        facts = self.ctx.facts
+        self.walk(node.test)
+        facts.begin_branch(node.test)
+        self.walk(node.body)
+        facts.switch_arm()
+        self.walk(node.orelse)
+        facts.end_branch()
+
+    def _boolean_operation(self, node: cst.BooleanOperation) -> None:
+        facts = self.ctx.facts
+        self.walk(node.left)
+        # `a and b` runs b when a is true; `a or b` when a is false.
+        facts.begin_branch(node.left, negate=isinstance(node.operator, cst.Or))
+        self.walk(node.right)
+        facts.end_branch()
+
+    def _try(self, node: cst.Try | cst.TryStar) -> None:
+        facts = self.ctx.facts
+        self.walk(node.body)
+        for handler in node.handlers:
+            opaque = facts.begin_opaque()
+            self.walk(handler)
+            facts.end_opaque(opaque)
+        if node.orelse is not None:
+            self.walk(node.orelse)
+        if node.finalbody is not None:
+            self.walk(node.finalbody)
+
+    def _return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self.walk(node.value)
+        self.ctx.facts.returned(node.value)
+
+    def _raise(self, node: cst.Raise) -> None:
+        self._walk_children(node)
+        self.ctx.facts.exit("raise")
+
+    def _continue(self, node: cst.Continue) -> None:
+        self.ctx.facts.exit("continue")
+
+    def _break(self, node: cst.Break) -> None:
+        self.ctx.facts.exit("break")
 
     def _except_handler(self, node: cst.ExceptHandler | cst.ExceptStarHandler) -> None:
         if node.type is not None:
@@ -360,6 +425,15 @@ class Walker:
         handlers = self._leave.get(cst.CompFor)
         if handlers:
             self._dispatch(handlers, node)
+
+
+def _is_state_dict_context(node: cst.BaseExpression) -> bool:
+    """``FSDP.state_dict_type(...)``: ``state_dict()`` inside gathers across ranks."""
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "state_dict_type"
+    )
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:

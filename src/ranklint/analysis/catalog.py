@@ -1,9 +1,10 @@
 """The catalog of distributed calls, as data.
 
 Each :class:`CallSpec` names a distributed API by every qualified name it is
-reachable under (re-exports included), its kind, and where its root, reduce op
-and group parameters sit. Rules look calls up here instead of writing ``if``
-chains; later analyses add rows, not code.
+reachable under (re-exports and thin mirrors included), or by a distinctive
+method name, its kind, and where its root, reduce-op and group parameters sit.
+Rules and analyses look calls up here instead of writing ``if`` chains; new
+APIs are new rows, not new code.
 """
 
 from __future__ import annotations
@@ -17,7 +18,19 @@ class CallKind(enum.Enum):
     COLLECTIVE = "collective"
     POINT_TO_POINT = "point-to-point"
     GROUP_CREATION = "group-creation"
+    # init_process_group: creates the default group, once per process, with
+    # the process's own rank as an argument by design.
+    INITIALIZATION = "initialization"
     BARRIER = "barrier"
+
+    @property
+    def synchronising(self) -> bool:
+        """Every member of the group must reach the call (not point-to-point)."""
+        return self not in (CallKind.POINT_TO_POINT, CallKind.INITIALIZATION)
+
+    @property
+    def creates_groups(self) -> bool:
+        return self in (CallKind.GROUP_CREATION, CallKind.INITIALIZATION)
 
 
 @dataclass(frozen=True)
@@ -30,57 +43,311 @@ class ParamRef:
 
 @dataclass(frozen=True)
 class CallSpec:
+    """One distributed API.
+
+    ``roots``: the parameters that name the root rank (``src``/``group_src``);
+    ``root_required``: leaving them all out is a finding (RNK103).
+    ``op``: the reduce-op parameter when it has a default (RNK106).
+    ``methods``: distinctive method names this API is called by on objects
+    whose type a linter cannot see (``accelerator.gather(...)``);
+    ``receivers``: when not empty, the method only counts on a receiver whose
+    name contains one of these words (``strategy.barrier()``).
+    """
+
     name: str
     kind: CallKind
-    qualified_names: tuple[str, ...]
-    root: ParamRef | None = None
+    qualified_names: tuple[str, ...] = ()
+    roots: tuple[ParamRef, ...] = ()
+    root_required: bool = False
     op: ParamRef | None = None
     group: ParamRef | None = None
+    methods: tuple[str, ...] = ()
+    receivers: tuple[str, ...] = ()
+    # The group comes from the object (a DTensor's mesh), not from an argument.
+    implicit_group: bool = False
+
+    @property
+    def short(self) -> str:
+        return self.name.rsplit(".", 1)[-1]
 
 
-def _torch_dist(*names: str) -> tuple[str, ...]:
-    """``torch.distributed.X`` and its home ``torch.distributed.distributed_c10d.X``."""
-    out: list[str] = []
-    for name in names:
-        out += [f"torch.distributed.{name}", f"torch.distributed.distributed_c10d.{name}"]
-    return tuple(out)
-
-
+_C10D = "torch.distributed.distributed_c10d"
+_DS_COMM = ("deepspeed.comm", "deepspeed.comm.comm")
+_FUNCOL = "torch.distributed._functional_collectives"
 _MESH = "torch.distributed.device_mesh"
+_DCP = "torch.distributed.checkpoint"
+_FSDP1 = (
+    "torch.distributed.fsdp.FullyShardedDataParallel",
+    "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
+)
+_ACC_UTILS = ("accelerate.utils", "accelerate.utils.operations")
 
-CATALOG: tuple[CallSpec, ...] = (
+
+def _names(prefixes: Iterable[str], name: str) -> tuple[str, ...]:
+    return tuple(f"{prefix}.{name}" for prefix in prefixes)
+
+
+def _torch(name: str, *, mirrors: bool = True) -> tuple[str, ...]:
+    """``torch.distributed.X``, its home in ``distributed_c10d``, and DeepSpeed's mirror."""
+    prefixes = ["torch.distributed", _C10D]
+    if mirrors:
+        prefixes += _DS_COMM
+    return _names(prefixes, name)
+
+
+def _p(keyword: str, position: int | None = None) -> ParamRef:
+    return ParamRef(keyword, position)
+
+
+def _collective(
+    name: str,
+    *,
+    group: int | None,
+    op: int | None = None,
+    src: int | None = None,
+    dst: int | None = None,
+    required_root: bool = True,
+    kind: CallKind = CallKind.COLLECTIVE,
+) -> CallSpec:
+    roots: tuple[ParamRef, ...] = ()
+    if src is not None:
+        roots = (_p("src", src), _p("group_src"))
+    elif dst is not None:
+        roots = (_p("dst", dst), _p("group_dst"))
+    return CallSpec(
+        name=f"torch.distributed.{name}",
+        kind=kind,
+        qualified_names=_torch(name),
+        roots=roots,
+        root_required=bool(roots) and required_root,
+        op=None if op is None else _p("op", op),
+        group=None if group is None else _p("group", group),
+    )
+
+
+_TORCH_COLLECTIVES: tuple[CallSpec, ...] = (
+    _collective("all_reduce", op=1, group=2),
+    _collective("all_reduce_coalesced", op=1, group=2),
+    _collective("all_gather", group=2),
+    _collective("all_gather_into_tensor", group=2),
+    _collective("all_gather_single", group=2),
+    _collective("all_gather_coalesced", group=2),
+    _collective("all_gather_object", group=2),
+    _collective("_all_gather_base", group=2),
+    _collective("reduce_scatter", op=2, group=3),
+    _collective("reduce_scatter_tensor", op=2, group=3),
+    _collective("reduce_scatter_single", op=2, group=3),
+    _collective("_reduce_scatter_base", op=2, group=3),
+    _collective("all_to_all", group=2),
+    _collective("all_to_all_single", group=4),
+    _collective("broadcast", src=1, group=2),
+    _collective("broadcast_object_list", src=1, group=2),
+    _collective("scatter", src=2, group=3),
+    _collective("scatter_object_list", src=2, group=3),
+    _collective("gather", dst=2, group=3),
+    _collective("gather_object", dst=2, group=3),
+    _collective("reduce", dst=1, op=2, group=3),
+    _collective("barrier", group=0, kind=CallKind.BARRIER),
+    _collective("monitored_barrier", group=0, kind=CallKind.BARRIER),
+)
+
+_POINT_TO_POINT: tuple[CallSpec, ...] = tuple(
+    CallSpec(f"torch.distributed.{name}", CallKind.POINT_TO_POINT, _torch(name))
+    for name in (
+        "send",
+        "recv",
+        "isend",
+        "irecv",
+        "batch_isend_irecv",
+        "send_object_list",
+        "recv_object_list",
+    )
+)
+
+
+def _funcol(name: str, *, op: int | None = None, group: int) -> CallSpec:
+    return CallSpec(
+        name=f"{_FUNCOL}.{name}",
+        kind=CallKind.COLLECTIVE,
+        qualified_names=(f"{_FUNCOL}.{name}",),
+        # Functional collectives take the op as a required string: never implicit.
+        group=_p("group", group),
+    )
+
+
+_FUNCTIONAL: tuple[CallSpec, ...] = (
+    _funcol("all_reduce", group=2),
+    _funcol("all_reduce_coalesced", group=2),
+    _funcol("all_gather_tensor", group=2),
+    _funcol("all_gather_tensor_autograd", group=2),
+    _funcol("all_gather_into_tensor_coalesced", group=1),
+    _funcol("reduce_scatter_tensor", group=3),
+    _funcol("reduce_scatter_tensor_autograd", group=3),
+    _funcol("reduce_scatter_tensor_coalesced", group=3),
+    _funcol("all_to_all_single", group=3),
+    _funcol("all_to_all_single_autograd", group=3),
+    _funcol("broadcast", group=2),
+)
+
+_DTENSOR: tuple[CallSpec, ...] = (
     CallSpec(
-        "init_process_group",
-        CallKind.GROUP_CREATION,
-        _torch_dist("init_process_group"),
+        "torch.distributed.tensor.distribute_tensor",
+        CallKind.COLLECTIVE,
+        (
+            "torch.distributed.tensor.distribute_tensor",
+            "torch.distributed.tensor.api.distribute_tensor",
+            "torch.distributed._tensor.distribute_tensor",
+        ),
+        implicit_group=True,
     ),
-    CallSpec("new_group", CallKind.GROUP_CREATION, _torch_dist("new_group")),
-    CallSpec("new_subgroups", CallKind.GROUP_CREATION, _torch_dist("new_subgroups")),
     CallSpec(
-        "new_subgroups_by_enumeration",
-        CallKind.GROUP_CREATION,
-        _torch_dist("new_subgroups_by_enumeration"),
+        "DTensor.full_tensor", CallKind.COLLECTIVE, methods=("full_tensor",), implicit_group=True
     ),
     CallSpec(
-        "init_device_mesh",
+        "DTensor.redistribute",
+        CallKind.COLLECTIVE,
+        methods=("redistribute",),
+        implicit_group=True,
+    ),
+)
+
+_GROUP_CREATION: tuple[CallSpec, ...] = (
+    CallSpec(
+        "torch.distributed.init_process_group",
+        CallKind.INITIALIZATION,
+        _torch("init_process_group", mirrors=False),
+    ),
+    CallSpec("torch.distributed.new_group", CallKind.GROUP_CREATION, _torch("new_group")),
+    CallSpec(
+        "torch.distributed.new_subgroups",
+        CallKind.GROUP_CREATION,
+        _torch("new_subgroups", mirrors=False),
+    ),
+    CallSpec(
+        "torch.distributed.new_subgroups_by_enumeration",
+        CallKind.GROUP_CREATION,
+        _torch("new_subgroups_by_enumeration", mirrors=False),
+    ),
+    CallSpec(
+        "torch.distributed.init_device_mesh",
         CallKind.GROUP_CREATION,
         (f"{_MESH}.init_device_mesh", "torch.distributed.init_device_mesh"),
     ),
     CallSpec(
-        "DeviceMesh",
+        "torch.distributed.DeviceMesh",
         CallKind.GROUP_CREATION,
         (f"{_MESH}.DeviceMesh", "torch.distributed.DeviceMesh"),
     ),
     CallSpec(
-        "DeviceMesh.from_group",
+        "torch.distributed.DeviceMesh.from_group",
         CallKind.GROUP_CREATION,
         (f"{_MESH}.DeviceMesh.from_group", "torch.distributed.DeviceMesh.from_group"),
     ),
     CallSpec(
         "deepspeed.init_distributed",
-        CallKind.GROUP_CREATION,
+        CallKind.INITIALIZATION,
         ("deepspeed.init_distributed", "deepspeed.comm.init_distributed"),
     ),
+)
+
+_STATE_DICT_FUNCTIONS = (
+    "get_model_state_dict",
+    "get_optimizer_state_dict",
+    "get_state_dict",
+    "set_model_state_dict",
+    "set_optimizer_state_dict",
+    "set_state_dict",
+)
+
+_CHECKPOINTING: tuple[CallSpec, ...] = (
+    *(
+        CallSpec(
+            f"{_DCP}.{name}",
+            CallKind.COLLECTIVE,
+            _names((_DCP,), name)
+            + _names((f"{_DCP}.state_dict_saver", f"{_DCP}.state_dict_loader"), name),
+        )
+        for name in ("save", "load", "async_save", "save_state_dict", "load_state_dict")
+    ),
+    *(
+        CallSpec(f"{_DCP}.state_dict.{name}", CallKind.COLLECTIVE, (f"{_DCP}.state_dict.{name}",))
+        for name in _STATE_DICT_FUNCTIONS
+    ),
+    *(
+        CallSpec(f"FullyShardedDataParallel.{name}", CallKind.COLLECTIVE, _names(_FSDP1, name))
+        for name in (
+            "full_optim_state_dict",
+            "optim_state_dict",
+            "scatter_full_optim_state_dict",
+            "shard_full_optim_state_dict",
+            "optim_state_dict_to_load",
+        )
+    ),
+    CallSpec(
+        "FullyShardedDataParallel.summon_full_params",
+        CallKind.COLLECTIVE,
+        _names(_FSDP1, "summon_full_params"),
+        methods=("summon_full_params",),
+    ),
+    CallSpec(
+        "FullyShardedDataParallel.clip_grad_norm_",
+        CallKind.COLLECTIVE,
+        _names(_FSDP1, "clip_grad_norm_"),
+        methods=("clip_grad_norm_",),
+        # torch.nn.utils.clip_grad_norm_ is a function, not a method; a method
+        # of this name on a model or accelerator reduces the norm across ranks.
+        receivers=("model", "module", "fsdp", "accelerator", "engine", "wrapped"),
+    ),
+)
+
+_WRAPPERS: tuple[CallSpec, ...] = (
+    # accelerate: functions
+    *(
+        CallSpec(f"accelerate.utils.{name}", CallKind.COLLECTIVE, _names(_ACC_UTILS, name))
+        for name in (
+            "broadcast",
+            "broadcast_object_list",
+            "gather",
+            "gather_object",
+            "reduce",
+            "pad_across_processes",
+        )
+    ),
+    # accelerate: Accelerator methods
+    *(
+        CallSpec(
+            f"Accelerator.{name}", CallKind.COLLECTIVE, methods=(name,), receivers=("accelerator",)
+        )
+        for name in ("gather", "gather_for_metrics", "reduce", "pad_across_processes", "save_state")
+    ),
+    CallSpec("Accelerator.wait_for_everyone", CallKind.BARRIER, methods=("wait_for_everyone",)),
+    # Lightning
+    CallSpec(
+        "LightningModule.all_gather",
+        CallKind.COLLECTIVE,
+        methods=("all_gather",),
+        receivers=("self", "module", "pl_module", "lightning_module"),
+    ),
+    CallSpec(
+        "Trainer.save_checkpoint",
+        CallKind.COLLECTIVE,
+        methods=("save_checkpoint",),
+        receivers=("trainer", "engine", "deepspeed"),
+    ),
+    CallSpec("Strategy.barrier", CallKind.BARRIER, methods=("barrier",), receivers=("strategy",)),
+    CallSpec(
+        "Strategy.broadcast", CallKind.COLLECTIVE, methods=("broadcast",), receivers=("strategy",)
+    ),
+)
+
+CATALOG: tuple[CallSpec, ...] = (
+    *_TORCH_COLLECTIVES,
+    *_POINT_TO_POINT,
+    *_FUNCTIONAL,
+    *_DTENSOR,
+    *_GROUP_CREATION,
+    *_CHECKPOINTING,
+    *_WRAPPERS,
 )
 
 
@@ -94,7 +361,16 @@ def _index(specs: Iterable[CallSpec]) -> dict[str, CallSpec]:
     return index
 
 
+def _method_index(specs: Iterable[CallSpec]) -> dict[str, tuple[CallSpec, ...]]:
+    index: dict[str, list[CallSpec]] = {}
+    for spec in specs:
+        for method in spec.methods:
+            index.setdefault(method, []).append(spec)
+    return {method: tuple(found) for method, found in index.items()}
+
+
 BY_QUALIFIED_NAME: dict[str, CallSpec] = _index(CATALOG)
+BY_METHOD: dict[str, tuple[CallSpec, ...]] = _method_index(CATALOG)
 
 
 def lookup(qualified_name: str | None) -> CallSpec | None:
@@ -102,3 +378,58 @@ def lookup(qualified_name: str | None) -> CallSpec | None:
     if qualified_name is None:
         return None
     return BY_QUALIFIED_NAME.get(qualified_name)
+
+
+def lookup_method(method: str, receiver: str | None) -> CallSpec | None:
+    """The catalog row for ``<receiver>.method(...)`` on an object of unknown type.
+
+    ``receiver`` is the last name of the receiver expression (``accelerator``
+    for ``self.accelerator.gather``), ``None`` when it has no name.
+    """
+    specs = BY_METHOD.get(method)
+    if not specs:
+        return None
+    lowered = (receiver or "").lower()
+    for spec in specs:
+        if not spec.receivers or any(word in lowered for word in spec.receivers):
+            return spec
+    return None
+
+
+def extra_spec(entry: str) -> CallSpec:
+    """A catalog row for a project wrapper named in ``extra-collectives``.
+
+    ``pkg.comm.all_reduce_mean`` matches that function through any import;
+    ``Class.method`` (first part capitalised) matches ``.method(...)`` calls.
+    """
+    head, _, method = entry.rpartition(".")
+    if head and "." not in head and head[:1].isupper():
+        return CallSpec(entry, CallKind.COLLECTIVE, methods=(method,))
+    return CallSpec(entry, CallKind.COLLECTIVE, (entry,))
+
+
+# Functions whose result is the caller's rank (rank-taint sources), by qualified name.
+RANK_FUNCTIONS: frozenset[str] = frozenset(
+    _torch("get_rank")
+    + _torch("get_group_rank")
+    + _torch("get_node_local_rank")
+    + _torch("get_local_rank")
+    + ("deepspeed.comm.get_local_rank",)
+)
+
+# Environment variables that hold the caller's rank.
+RANK_ENVIRONMENT: frozenset[str] = frozenset(
+    {
+        "RANK",
+        "LOCAL_RANK",
+        "GROUP_RANK",
+        "NODE_RANK",
+        "ROLE_RANK",
+        "GLOBAL_RANK",
+        "SLURM_PROCID",
+        "SLURM_LOCALID",
+        "OMPI_COMM_WORLD_RANK",
+        "OMPI_COMM_WORLD_LOCAL_RANK",
+        "PMI_RANK",
+    }
+)

@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ranklint.analysis.names import NameTable
+from ranklint.analysis.rank import RankTaint
+from ranklint.analysis.settings import AnalysisSettings
+from ranklint.analysis.summary import FactsBuilder
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,20 @@ class FileContext:
     statement: cst.CSTNode | None = None
     # The module-level statement holding the code being visited.
     top_statement: cst.CSTNode | None = None
+    # Its index in the module body, and the number of calls entered in it so far.
+    top_index: int = 0
+    call_ordinal: int = 0
+    settings: AnalysisSettings = field(default_factory=AnalysisSettings)
+    # Rank-taint of expressions at the current point (see analysis.rank).
+    rank: RankTaint = field(init=False)
+    # The per-function event summaries being built (see analysis.summary).
+    facts: FactsBuilder = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rank = RankTaint(self.names, self.settings.rank_names)
+        self.facts = FactsBuilder(
+            self.module, self.path, self.rank, self.settings.extra, self.settings.extra_methods
+        )
 
     @property
     def function(self) -> FunctionFrame | None:

@@ -134,6 +134,14 @@ class NameTable:
                 local = alias.asname.name.value
             self.bind_import(local, prefix + name)
 
+    def module_imports(self) -> dict[str, str]:
+        """Module-level names bound by imports, as they stand now (re-exports)."""
+        return {
+            local: qualified
+            for local, qualified in self._scopes[0].bindings.items()
+            if qualified is not None
+        }
+
     # -- lookups -----------------------------------------------------------
     def lookup(self, name: str) -> str | None:
         """The qualified name ``name`` refers to here, or ``None`` if unknown."""

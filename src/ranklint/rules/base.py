@@ -49,6 +49,8 @@ class Rule:
     name: ClassVar[str]
     severity: ClassVar[Severity]
     default_enabled: ClassVar[bool] = True
+    # Decided in the project phase from every file's facts, not during the walk.
+    project: ClassVar[bool] = False
     summary: ClassVar[str]
     # Documentation sections (Markdown). The Example / Use instead sections of
     # the docs are the first invalid / valid example.

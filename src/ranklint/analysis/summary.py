@@ -1,0 +1,586 @@
+"""Per-file facts for the project phase: a small event tree per function.
+
+While the walker traverses a file, :class:`FactsBuilder` records, for every
+function (and for the module body), the events that matter for collective
+consistency, in execution order: collectives and group creations, calls to
+functions that may be defined in the project, branches (with the rank-taint of
+their condition), loops, early exits. Everything else is dropped. The result,
+:class:`ModuleSummary`, is plain picklable data: the project phase
+(:mod:`ranklint.analysis.project`) joins the summaries of all files into a
+call graph without re-reading any file, and a later cache can store it per
+file content hash.
+
+Call sites are identified by :class:`Site` (index of the module-level
+statement, ordinal of the call within it in walk order) rather than by line
+and column: positions cost a code-generation pass, so they are computed only
+for the few sites that end up in a finding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ranklint.analysis.catalog import CallKind, CallSpec, ParamRef, lookup, lookup_method
+from ranklint.analysis.names import dotted_name
+from ranklint.analysis.rank import (
+    CLEAN,
+    RankTaint,
+    Taint,
+    axes_of_expression,
+    call_target,
+    is_external,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """A call site: module-level statement index and call ordinal within it."""
+
+    top: int
+    ordinal: int
+
+
+# A literal argument or default value: True, False, None; UNKNOWN otherwise.
+UNKNOWN = "?"
+Literal = bool | None | str
+
+
+@dataclass(frozen=True, slots=True)
+class Cond:
+    """The condition of a branch or loop, as far as rank dependence goes.
+
+    ``key``/``check``/``negated`` are a canonical form of the test: the test
+    holds when ``check`` of ``key`` differs from ``negated``. ``rank == 0``,
+    ``rank != 0`` and ``rank > 0`` share the key ``rank==0``; ``not flag`` and
+    ``flag`` share ``flag``; ``group is None`` has key ``group``, check
+    ``is-none``. Branches on one key take the same arm on a given rank, and a
+    parameter key can be decided by a literal argument at a call site.
+    """
+
+    text: str
+    taint: Taint
+    key: str
+    check: str = "truthy"  # or "is-none"
+    negated: bool = False
+    # Rank-invariant parts of an `and` (or `or`) test: ranks can only diverge
+    # where they hold (fail), so both arms are compared assuming so:
+    # (key, truth of the canonical predicate).
+    assumptions: tuple[tuple[str, bool], ...] = ()
+
+    def holds(self, value: Literal) -> bool | None:
+        """Whether the test holds when ``key`` is the literal ``value``."""
+        if value == UNKNOWN:
+            return None
+        result = value is None if self.check == "is-none" else bool(value)
+        return result != self.negated
+
+
+@dataclass(slots=True)
+class Collective:
+    spec: str  # catalog name
+    op: str  # short name: all_reduce, barrier, ...
+    kind: CallKind
+    # Source text of the group argument; None for the default group.
+    group: str | None
+    # Axes of the group: frozenset() for the default (world) group, None when
+    # an explicit group's axis is unknown.
+    group_axes: frozenset[str] | None
+    site: Site
+    label: str  # how the call reads in the source: dist.all_reduce
+    # Group creation under `if self.x is None:`: lazy, once per object. Whoever
+    # calls first creates it; a caller under a rank condition may not be first.
+    lazy: bool = False
+
+
+@dataclass(slots=True)
+class CallEvent:
+    target: str  # raw target, see rank.call_target
+    site: Site
+    label: str
+    # Arguments passed: (position, keyword, literal value or UNKNOWN); the
+    # position counts from the first argument as written.
+    args: tuple[tuple[int | None, str | None, Literal], ...] = ()
+    # ``*args`` / ``**kwargs`` in the call: any parameter may be passed.
+    unpacking: bool = False
+
+
+@dataclass(slots=True)
+class Branch:
+    cond: Cond | None
+    arms: tuple[list[Event], list[Event]] = field(default_factory=lambda: ([], []))
+
+
+@dataclass(slots=True)
+class Loop:
+    cond: Cond | None  # set when the trip count may depend on the rank
+    body: list[Event] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Exit:
+    kind: str  # return, raise, exit, continue, break
+
+
+@dataclass(slots=True)
+class Opaque:
+    """Code off the normal path (exception handlers): checked, not sequenced."""
+
+    body: list[Event] = field(default_factory=list)
+
+
+Event = Collective | CallEvent | Branch | Loop | Exit | Opaque
+
+
+@dataclass(slots=True)
+class FunctionSummary:
+    qualname: str  # Class.method, outer.inner, <module>
+    class_name: str | None
+    params: tuple[str, ...]  # positional parameters, in order
+    keyword_only: tuple[str, ...] = ()
+    # Literal default values (True, False, None) by parameter name.
+    defaults: dict[str, Literal] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list)
+    returns: Taint = CLEAN
+    # Decorator that runs the body on one rank only (``@rank_zero_only``).
+    rank_only: str | None = None
+    name: str = ""
+
+
+@dataclass(slots=True)
+class ModuleSummary:
+    path: str
+    functions: dict[str, FunctionSummary]
+    module: FunctionSummary
+    # class name -> raw targets of its bases
+    classes: dict[str, tuple[str, ...]]
+    # module-level names bound by imports -> qualified name (re-exports)
+    exports: dict[str, str]
+
+
+_RANK_ONLY_DECORATORS = frozenset(
+    {
+        "rank_zero_only",
+        "rank0_only",
+        "rank_0_only",
+        "on_rank_zero",
+        "on_rank0",
+        "main_process_only",
+        "on_main_process",
+        "on_local_main_process",
+        "master_only",
+        "zero_rank_only",
+    }
+)
+_EXIT_CALLS = frozenset({"sys.exit", "os._exit", "@local:exit", "@local:quit"})
+_STATE_DICT_METHODS = frozenset({"state_dict", "optim_state_dict", "load_state_dict"})
+
+
+@dataclass
+class _Frame:
+    summary: FunctionSummary
+    # Stack of event lists being filled (innermost last).
+    blocks: list[list[Event]]
+    discard: bool = False
+    # A rank-dependent branch with an early exit was seen.
+    rank_exit: bool = False
+
+
+@dataclass
+class _BranchState:
+    node: cst.BaseExpression
+    branch: Branch
+    frame_blocks: int  # depth of the block stack when the branch began
+    negate: bool = False
+
+
+class FactsBuilder:
+    """Builds a :class:`ModuleSummary` during the walk; called by the walker."""
+
+    def __init__(
+        self,
+        module: cst.Module,
+        path: str,
+        rank: RankTaint,
+        extra: dict[str, CallSpec],
+        extra_methods: dict[str, CallSpec],
+    ) -> None:
+        self.module = module
+        self.path = path
+        self.rank = rank
+        self.extra = extra
+        self.extra_methods = extra_methods
+        self.functions: dict[str, FunctionSummary] = {}
+        self.classes: dict[str, tuple[str, ...]] = {}
+        top = FunctionSummary("<module>", None, ())
+        self._frames: list[_Frame] = [_Frame(top, [top.events])]
+        self._names: list[str] = []  # qualname parts of enclosing defs/classes
+        self._class_names: list[str | None] = []
+        self._branches: list[_BranchState] = []
+        self.state_dict_contexts = 0
+
+    # -- structure ---------------------------------------------------------
+    def enter_function(self, node: cst.FunctionDef | cst.Lambda, class_name: str | None) -> None:
+        self.rank.push_function(method=class_name is not None)
+        if isinstance(node, cst.Lambda):
+            dummy = FunctionSummary("<lambda>", None, ())
+            self._frames.append(_Frame(dummy, [dummy.events], discard=True))
+            return
+        qualname = ".".join((*self._names, node.name.value))
+        params = tuple(p.name.value for p in (*node.params.posonly_params, *node.params.params))
+        keyword_only = tuple(p.name.value for p in node.params.kwonly_params)
+        summary = FunctionSummary(qualname, class_name, params, keyword_only, name=node.name.value)
+        for param in (
+            *node.params.posonly_params,
+            *node.params.params,
+            *node.params.kwonly_params,
+        ):
+            if param.default is not None:
+                value = _literal(param.default)
+                if value != UNKNOWN:
+                    summary.defaults[param.name.value] = value
+        for decorator in node.decorators:
+            name = dotted_name(_decorator_callee(decorator.decorator))
+            if name is not None and name.rsplit(".", 1)[-1] in _RANK_ONLY_DECORATORS:
+                summary.rank_only = "@" + name
+        self.functions.setdefault(qualname, summary)
+        self._frames.append(_Frame(summary, [summary.events]))
+        self._names.append(node.name.value)
+
+    def leave_function(self, node: cst.FunctionDef | cst.Lambda) -> None:
+        self.rank.pop_function()
+        self._frames.pop()
+        if isinstance(node, cst.FunctionDef):
+            self._names.pop()
+
+    def enter_class(self, node: cst.ClassDef) -> None:
+        qualname = ".".join((*self._names, node.name.value))
+        bases = []
+        for arg in node.bases:
+            target = call_target(arg.value, self.rank.names)
+            if target is not None:
+                bases.append(target)
+        self.classes[qualname] = tuple(bases)
+        self._names.append(node.name.value)
+        self.rank.push_class()
+
+    def leave_class(self) -> None:
+        self._names.pop()
+        self.rank.pop_class()
+
+    # -- events ------------------------------------------------------------
+    @property
+    def _block(self) -> list[Event]:
+        return self._frames[-1].blocks[-1]
+
+    def call(self, node: cst.Call, site: Site) -> None:
+        """Record a call after its arguments were walked (evaluation order)."""
+        spec, target = self._classify(node)
+        if spec is not None:
+            if not spec.kind.synchronising:
+                return
+            collective = self._collective(node, spec, site)
+            if spec.kind is CallKind.GROUP_CREATION and any(
+                _is_lazy_test(state.node) for state in self._branches
+            ):
+                collective.lazy = True
+            self._block.append(collective)
+            if spec.kind is CallKind.COLLECTIVE and spec.qualified_names and node.args:
+                # After a broadcast / all_reduce / all_gather the first argument
+                # holds the same value on every member.
+                self.rank.bind(node.args[0].value, CLEAN)
+            return
+        if target is None:
+            return
+        if target in _EXIT_CALLS:
+            self._block.append(Exit("exit"))
+            return
+        if is_external(target):
+            return
+        func = node.func
+        label = func.attr.value if isinstance(func, cst.Attribute) else dotted_name(func) or "?"
+        self._block.append(
+            CallEvent(target, site, label, _call_args(node), any(a.star for a in node.args))
+        )
+
+    def classify(self, node: cst.Call) -> tuple[CallSpec | None, str | None]:
+        return self._classify(node)
+
+    def _classify(self, node: cst.Call) -> tuple[CallSpec | None, str | None]:
+        func = node.func
+        names = self.rank.names
+        qualified = names.resolve(func)
+        if qualified is not None:
+            spec = lookup(qualified) or self.extra.get(qualified)
+            if spec is not None:
+                return spec, qualified
+        target = call_target(func, names)
+        if isinstance(func, cst.Attribute) and (qualified is None or spec is None):
+            method = func.attr.value
+            receiver = _receiver_name(func.value)
+            if self.state_dict_contexts and method in _STATE_DICT_METHODS and qualified is None:
+                return _FSDP_STATE_DICT, target
+            if target is None or not target.startswith("@self:"):
+                spec = lookup_method(method, receiver) or self.extra_methods.get(method)
+                if spec is not None and qualified is None:
+                    return spec, target
+            elif method in self.extra_methods:
+                return self.extra_methods[method], target
+        if target is not None and target.startswith("@local:"):
+            spec = self.extra.get(target[len("@local:") :])
+            if spec is not None:
+                return spec, target
+        return None, target
+
+    def _collective(self, node: cst.Call, spec: CallSpec, site: Site) -> Collective:
+        group_text: str | None = None
+        group_axes: frozenset[str] | None = frozenset()
+        label = dotted_name(node.func) or spec.short
+        if spec.kind is CallKind.GROUP_CREATION:
+            # Creation runs over the default group; its arguments tell groups apart.
+            arguments = ", ".join(self.module.code_for_node(arg).strip() for arg in node.args)
+            return Collective(spec.name, spec.short, spec.kind, arguments, frozenset(), site, label)
+        if spec.implicit_group:
+            return Collective(spec.name, spec.short, spec.kind, None, None, site, label)
+        argument = find_argument(node, spec.group)
+        if argument is not None and not _is_none(argument):
+            group_text = self.module.code_for_node(argument)
+            axes = axes_of_expression(argument)
+            world = group_text.endswith("WORLD") or group_text.endswith("world_group")
+            group_axes = frozenset() if world else (axes if axes else None)
+            if world:
+                group_text = None
+        return Collective(spec.name, spec.short, spec.kind, group_text, group_axes, site, label)
+
+    def exit(self, kind: str) -> None:
+        self._block.append(Exit(kind))
+
+    def returned(self, value: cst.BaseExpression | None) -> None:
+        frame = self._frames[-1]
+        if value is not None and not frame.discard:
+            frame.summary.returns = frame.summary.returns | self.rank.taint(value)
+        frame.blocks[-1].append(Exit("return"))
+
+    # -- branches and loops ----------------------------------------------
+    def begin_branch(self, test: cst.BaseExpression, *, negate: bool = False) -> None:
+        """A two-armed branch on ``test``; ``negate``: the first arm runs when it is false."""
+        branch = Branch(None)
+        frame = self._frames[-1]
+        self._branches.append(_BranchState(test, branch, len(frame.blocks), negate))
+        frame.blocks.append(branch.arms[1] if negate else branch.arms[0])
+
+    def switch_arm(self) -> None:
+        state = self._branches[-1]
+        blocks = self._frames[-1].blocks
+        blocks.pop()
+        blocks.append(state.branch.arms[0] if state.negate else state.branch.arms[1])
+
+    def end_branch(self) -> None:
+        state = self._branches.pop()
+        frame = self._frames[-1]
+        frame.blocks.pop()
+        branch = state.branch
+        if branch.arms[0] or branch.arms[1]:
+            branch.cond = self._cond(state.node)
+            frame.blocks[-1].append(branch)
+            if (
+                branch.cond is not None
+                and branch.cond.taint.possible
+                and any(isinstance(e, Exit) for arm in branch.arms for e in arm)
+            ):
+                frame.rank_exit = True
+
+    @property
+    def rank_exit_seen(self) -> bool:
+        """A rank-dependent early exit happened earlier in the current function."""
+        return self._frames[-1].rank_exit
+
+    def begin_loop(self) -> Loop:
+        loop = Loop(None)
+        self._frames[-1].blocks.append(loop.body)
+        return loop
+
+    def end_loop(self, loop: Loop, rank_expression: cst.BaseExpression | None) -> None:
+        frame = self._frames[-1]
+        frame.blocks.pop()
+        if loop.body:
+            if rank_expression is not None:
+                cond = self._cond(rank_expression)
+                loop.cond = cond if cond is not None and cond.taint.possible else None
+            frame.blocks[-1].append(loop)
+
+    def begin_opaque(self) -> Opaque:
+        opaque = Opaque()
+        self._frames[-1].blocks.append(opaque.body)
+        return opaque
+
+    def end_opaque(self, opaque: Opaque) -> None:
+        frame = self._frames[-1]
+        frame.blocks.pop()
+        if opaque.body:
+            frame.blocks[-1].append(opaque)
+
+    def _cond(self, test: cst.BaseExpression) -> Cond | None:
+        taint = self.rank.taint(test)
+        key, check, negated, subject = self._canonical(test)
+        summary = self._frames[-1].summary
+        on_param = isinstance(subject, cst.Name) and (
+            subject.value in summary.params or subject.value in summary.keyword_only
+        )
+        if not taint.possible and not on_param:
+            if subject is None or dotted_name(subject) is None:
+                return None
+            # A plain flag: kept so that `elif flag:` can be matched with the
+            # assumptions of a rank condition (`not flag and is_main()`).
+            return Cond(key, CLEAN, key, check, negated)
+        text = " ".join(self.module.code_for_node(test).split())
+        if len(text) > 60:
+            text = text[:57] + "..."
+        assumptions: list[tuple[str, bool]] = []
+        if taint.possible and isinstance(test, cst.BooleanOperation):
+            conjunction = isinstance(test.operator, cst.And)
+            for operand in _operands(test, type(test.operator)):
+                if self.rank.taint(operand).possible:
+                    continue
+                part_key, _, part_negated, _ = self._canonical(operand)
+                # `and`: the operand holds; `or`: it fails.
+                assumptions.append((part_key, part_negated != conjunction))
+        return Cond(text, taint, key, check, negated, tuple(assumptions))
+
+    def _canonical(
+        self, test: cst.BaseExpression
+    ) -> tuple[str, str, bool, cst.BaseExpression | None]:
+        """(key, check, negated, subject) of a test; see :class:`Cond`."""
+        negated = False
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            negated, test = not negated, test.expression
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            target = test.comparisons[0]
+            operator, right = target.operator, target.comparator
+            left_text = " ".join(self.module.code_for_node(test.left).split())
+            if (
+                isinstance(right, cst.Name)
+                and right.value == "None"
+                and isinstance(operator, (cst.Is, cst.IsNot))
+            ):
+                return (
+                    left_text,
+                    "is-none",
+                    negated != isinstance(operator, cst.IsNot),
+                    test.left,
+                )
+            if isinstance(right, cst.Integer):
+                value = right.value
+                # Ranks are >= 0: `> 0` and `>= 1` are `!= 0`.
+                if value == "0" and isinstance(
+                    operator, (cst.Equal, cst.NotEqual, cst.GreaterThan)
+                ):
+                    flip = not isinstance(operator, cst.Equal)
+                    return f"{left_text}==0", "truthy", negated != flip, None
+                if value == "1" and isinstance(operator, cst.GreaterThanEqual):
+                    return f"{left_text}==0", "truthy", not negated, None
+        dotted = dotted_name(test)
+        if dotted is not None:
+            return dotted, "truthy", negated, test
+        text = " ".join(self.module.code_for_node(test).split())
+        return text, "truthy", negated, test
+
+    # -- result ------------------------------------------------------------
+    def summary(self, exports: dict[str, str]) -> ModuleSummary:
+        return ModuleSummary(
+            path=self.path,
+            functions=self.functions,
+            module=self._frames[0].summary,
+            classes=self.classes,
+            exports=exports,
+        )
+
+
+_FSDP_STATE_DICT = CallSpec(
+    "FullyShardedDataParallel.state_dict", CallKind.COLLECTIVE, methods=("state_dict",)
+)
+
+
+def find_argument(node: cst.Call, param: ParamRef | None) -> cst.BaseExpression | None:
+    """The expression passed for ``param`` (by keyword or position), or ``None``."""
+    if param is None:
+        return None
+    position = 0
+    for arg in node.args:
+        if arg.keyword is not None:
+            if arg.keyword.value == param.keyword:
+                return arg.value
+            continue
+        if arg.star:
+            return None  # unpacked: cannot tell which parameter gets what
+        if param.position is not None and position == param.position:
+            return arg.value
+        position += 1
+    return None
+
+
+def has_unpacking(node: cst.Call) -> bool:
+    """``*args`` or ``**kwargs`` in the call: any parameter may be passed."""
+    return any(arg.star for arg in node.args)
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _receiver_name(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    if isinstance(node, cst.Call):
+        return _receiver_name(node.func)
+    return None
+
+
+def _decorator_callee(node: cst.BaseExpression) -> cst.BaseExpression:
+    return node.func if isinstance(node, cst.Call) else node
+
+
+def _is_lazy_test(test: cst.BaseExpression) -> bool:
+    """``self.x is None`` (possibly in an ``and``): a lazily initialised attribute."""
+    if isinstance(test, cst.BooleanOperation):
+        return _is_lazy_test(test.left) or _is_lazy_test(test.right)
+    return (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Is)
+        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and test.comparisons[0].comparator.value == "None"
+        and (dotted_name(test.left) or "").startswith("self.")
+    )
+
+
+def _operands(
+    node: cst.BaseExpression, operator: type[cst.BaseBooleanOp]
+) -> list[cst.BaseExpression]:
+    """The operands of a chain of one boolean operator (``a and b and c``)."""
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, operator):
+        return [*_operands(node.left, operator), *_operands(node.right, operator)]
+    return [node]
+
+
+def _literal(node: cst.BaseExpression) -> Literal:
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    return UNKNOWN
+
+
+def _call_args(node: cst.Call) -> tuple[tuple[int | None, str | None, Literal], ...]:
+    found: list[tuple[int | None, str | None, Literal]] = []
+    position = 0
+    for arg in node.args:
+        if arg.star:
+            continue
+        if arg.keyword is not None:
+            found.append((None, arg.keyword.value, _literal(arg.value)))
+            continue
+        found.append((position, None, _literal(arg.value)))
+        position += 1
+    return tuple(found)

@@ -1,0 +1,278 @@
+"""The project phase: call chains across files, summaries as data, faces and options."""
+
+from __future__ import annotations
+
+import pickle
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ranklint import Config, lint_paths, lint_source
+from ranklint.analysis.project import module_name
+from ranklint.engine import Linter
+from tests.conftest import run_subprocess, write
+
+RANKS = """
+import torch.distributed as dist
+
+
+def is_main():
+    return dist.get_rank() == 0
+"""
+CHECKPOINT = """
+import torch.distributed as dist
+
+
+def _sync():
+    dist.barrier()
+
+
+def save_checkpoint(state):
+    _sync()
+"""
+TRAIN = """
+from pkg.ranks import is_main
+from pkg.checkpoint import save_checkpoint
+
+
+def train(state):
+    if is_main():
+        save_checkpoint(state)
+    save_checkpoint(state)
+"""
+
+
+def make_package(root: Path, files: dict[str, str]) -> Path:
+    package = root / "pkg"
+    write(package / "__init__.py", "")
+    for name, source in files.items():
+        write(package / name, textwrap.dedent(source).lstrip("\n"))
+    return package
+
+
+def divergent(root: Path, **kwargs: object) -> list[tuple[str, int]]:
+    result = lint_paths([root], Config(select=("RNK102",), root=root), **kwargs)
+    assert result.errors == []
+    return [(Path(f.path).name, f.line) for f in result.findings]
+
+
+def test_collective_two_calls_deep_in_another_module_under_imported_predicate_is_reported(
+    tmp_path: Path,
+) -> None:
+    make_package(tmp_path, {"ranks.py": RANKS, "checkpoint.py": CHECKPOINT, "train.py": TRAIN})
+
+    result = lint_paths([tmp_path], Config(select=("RNK102",), root=tmp_path), jobs=1)
+
+    (finding,) = result.findings
+    assert (Path(finding.path).name, finding.line) == ("train.py", 7)
+    assert "save_checkpoint() -> _sync() -> dist.barrier() at " in finding.message
+    assert finding.message.endswith(
+        "checkpoint.py:5) is reached only when `is_main()`; "
+        "ranks that skip it hang in their next collective; call it "
+        "on every rank, outside the rank-dependent branch"
+    )
+    assert [(Path(step.path).name, step.line) for step in finding.trace] == [
+        ("train.py", 7),
+        ("checkpoint.py", 9),
+        ("checkpoint.py", 5),
+    ]
+
+
+def test_same_call_outside_the_rank_guard_is_not_reported(tmp_path: Path) -> None:
+    train = TRAIN.replace("    if is_main():\n        save_checkpoint(state)\n", "")
+    make_package(tmp_path, {"ranks.py": RANKS, "checkpoint.py": CHECKPOINT, "train.py": train})
+
+    assert divergent(tmp_path, jobs=1) == []
+
+
+@pytest.mark.parametrize(
+    "imports",
+    [
+        "from .ranks import is_main\nfrom .checkpoint import save_checkpoint\n",
+        "from . import ranks, checkpoint\nis_main = ranks.is_main\n"
+        "save_checkpoint = checkpoint.save_checkpoint\n",
+        "import pkg.ranks as r\nimport pkg.checkpoint as c\nis_main = r.is_main\n"
+        "save_checkpoint = c.save_checkpoint\n",
+    ],
+)
+def test_relative_and_module_imports_resolve_across_files(tmp_path: Path, imports: str) -> None:
+    body = "\n\ndef train(state):\n    if is_main():\n        save_checkpoint(state)\n"
+    make_package(
+        tmp_path,
+        {"ranks.py": RANKS, "checkpoint.py": CHECKPOINT, "train.py": imports + body},
+    )
+
+    found = divergent(tmp_path, jobs=1)
+
+    if "is_main = " in imports:
+        # Aliases assigned from module attributes are not followed (documented limit).
+        assert found == []
+    else:
+        assert found == [("train.py", 7)]
+
+
+def test_module_attribute_calls_resolve_across_files(tmp_path: Path) -> None:
+    train = """
+    from pkg import ranks
+    import pkg.checkpoint
+
+
+    def train(state):
+        if ranks.is_main():
+            pkg.checkpoint.save_checkpoint(state)
+    """
+    make_package(tmp_path, {"ranks.py": RANKS, "checkpoint.py": CHECKPOINT, "train.py": train})
+
+    assert divergent(tmp_path, jobs=1) == [("train.py", 7)]
+
+
+def test_method_inherited_from_a_base_class_in_another_file_is_followed(tmp_path: Path) -> None:
+    base = """
+    import torch.distributed as dist
+
+
+    class BaseTrainer:
+        def sync(self):
+            dist.barrier()
+    """
+    trainer = """
+    from pkg.base import BaseTrainer
+
+
+    class Trainer(BaseTrainer):
+        def __init__(self, rank):
+            self.rank = rank
+
+        def step(self):
+            if self.rank == 0:
+                self.sync()
+    """
+    make_package(tmp_path, {"base.py": base, "trainer.py": trainer})
+
+    assert divergent(tmp_path, jobs=1) == [("trainer.py", 10)]
+
+
+def test_constructor_that_creates_a_group_counts_as_group_creation(tmp_path: Path) -> None:
+    source = """
+    import torch.distributed as dist
+
+
+    class Groups:
+        def __init__(self):
+            self.dp = dist.new_group([0, 1])
+
+
+    def setup(rank):
+        if rank == 0:
+            return Groups()
+        return None
+    """
+    result = lint_source(textwrap.dedent(source), "groups.py", Config(select=("RNK105",)))
+
+    assert [(f.line, f.code) for f in result.findings] == [(12, "RNK105")]
+
+
+def test_recursive_call_graph_terminates_and_still_reports(tmp_path: Path) -> None:
+    source = """
+    import torch.distributed as dist
+
+
+    def ping(n):
+        dist.barrier()
+        if n:
+            pong(n - 1)
+
+
+    def pong(n):
+        ping(n)
+
+
+    def run(rank):
+        if rank == 0:
+            pong(3)
+    """
+    result = lint_source(textwrap.dedent(source), "cycle.py", Config(select=("RNK102",)))
+
+    assert [f.line for f in result.findings] == [17]
+
+
+@pytest.mark.parametrize(("argument", "expected"), [("False", []), ("flag", [12])])
+def test_literal_false_argument_disables_a_parameter_guarded_collective(
+    argument: str, expected: list[int]
+) -> None:
+    source = f"""
+    import torch.distributed as dist
+
+
+    def log(msg, barrier=True):
+        if barrier:
+            dist.barrier()
+
+
+    def report(rank, flag):
+        if rank == 0:
+            log("done", barrier={argument})
+    """
+    result = lint_source(textwrap.dedent(source), "log.py", Config(select=("RNK102",)))
+
+    assert [f.line for f in result.findings] == expected
+
+
+def test_parallel_run_gives_the_same_cross_file_findings_as_a_serial_run(tmp_path: Path) -> None:
+    files = {"ranks.py": RANKS, "checkpoint.py": CHECKPOINT, "train.py": TRAIN}
+    files.update({f"filler{i}.py": f"X{i} = {i}\n" for i in range(10)})
+    make_package(tmp_path, files)
+
+    assert divergent(tmp_path, jobs=2) == divergent(tmp_path, jobs=1) == [("train.py", 7)]
+
+
+def test_noqa_on_the_call_line_suppresses_a_cross_file_finding(tmp_path: Path) -> None:
+    train = TRAIN.replace(
+        "save_checkpoint(state)\n    save", "save_checkpoint(state)  # noqa: RNK102\n    save", 1
+    )
+    make_package(tmp_path, {"ranks.py": RANKS, "checkpoint.py": CHECKPOINT, "train.py": train})
+
+    assert divergent(tmp_path, jobs=1) == []
+
+
+def test_per_file_ignores_apply_to_the_file_of_the_reported_call(tmp_path: Path) -> None:
+    make_package(tmp_path, {"ranks.py": RANKS, "checkpoint.py": CHECKPOINT, "train.py": TRAIN})
+    config = Config(
+        select=("RNK102",), root=tmp_path, per_file_ignores={"pkg/train.py": ("RNK102",)}
+    )
+
+    assert lint_paths([tmp_path], config, jobs=1).findings == []
+
+
+def test_file_summaries_are_plain_picklable_data(tmp_path: Path) -> None:
+    path = make_package(tmp_path, {"checkpoint.py": CHECKPOINT}) / "checkpoint.py"
+
+    summary = Linter(Config()).lint_file(str(path)).summary
+
+    assert summary is not None
+    again = pickle.loads(pickle.dumps(summary))
+    assert set(again.functions) == {"_sync", "save_checkpoint"}
+    assert again.functions["save_checkpoint"].events[0].target == "@local:_sync"
+
+
+def test_module_names_follow_package_init_files_in_a_src_layout(tmp_path: Path) -> None:
+    write(tmp_path / "src" / "pkg" / "__init__.py", "")
+    write(tmp_path / "src" / "pkg" / "sub" / "__init__.py", "")
+    leaf = write(tmp_path / "src" / "pkg" / "sub" / "mod.py", "")
+
+    assert module_name(str(leaf)) == "pkg.sub.mod"
+    assert module_name(str(tmp_path / "src" / "pkg" / "__init__.py")) == "pkg"
+    assert module_name(str(tmp_path / "script.py")) == "script"
+
+
+def test_project_rules_run_in_the_flake8_face(tmp_path: Path) -> None:
+    source = (
+        "import torch.distributed as dist\n\n\n"
+        "def f(rank):\n    if rank == 0:\n        dist.barrier()\n"
+    )
+    write(tmp_path / "mod.py", source)
+
+    done = run_subprocess("flake8", "--select", "RNK102", "mod.py", cwd=tmp_path)
+
+    assert "mod.py:6:9: RNK102 `barrier` is reached only when `rank == 0`" in done.stdout
