@@ -52,6 +52,28 @@ _CHILD_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
 Handler = tuple[Rule, Callable[[cst.CSTNode], object]]
 
 
+_NODE, _SEQUENCE, _OTHER = "node", "sequence", "other"
+_VALUE_KINDS: dict[type, str] = {}
+
+
+def _value_kind(cls: type) -> str:
+    """Whether a field value's type is a node, a sequence, or neither (cached per type).
+
+    ``isinstance(x, cst.CSTNode)`` goes through ABC machinery on every call;
+    the walk asks it for every field of every node.
+    """
+    kind = _VALUE_KINDS.get(cls)
+    if kind is None:
+        if issubclass(cls, cst.CSTNode):
+            kind = _NODE
+        elif issubclass(cls, (tuple, list)):
+            kind = _SEQUENCE
+        else:
+            kind = _OTHER
+        _VALUE_KINDS[cls] = kind
+    return kind
+
+
 def _child_fields(cls: type[cst.CSTNode]) -> tuple[str, ...]:
     names = _CHILD_FIELDS.get(cls)
     if names is None:
@@ -134,11 +156,12 @@ class Walker:
     def _walk_children(self, node: cst.CSTNode) -> None:
         for name in _child_fields(type(node)):
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
+            kind = _value_kind(type(value))
+            if kind is _NODE:
                 self.walk(value)
-            elif isinstance(value, (tuple, list)):
+            elif kind is _SEQUENCE:
                 for item in value:
-                    if isinstance(item, cst.CSTNode):
+                    if _value_kind(type(item)) is _NODE:
                         self.walk(item)
 
     def _walk_all(self, nodes: Iterable[cst.CSTNode | None]) -> None:

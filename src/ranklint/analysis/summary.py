@@ -219,6 +219,8 @@ class FactsBuilder:
         self._class_names: list[str | None] = []
         self._branches: list[_BranchState] = []
         self.state_dict_contexts = 0
+        # id(call node) -> classification; the nodes live as long as the walk.
+        self._classified: dict[int, tuple[CallSpec | None, str | None]] = {}
 
     # -- structure ---------------------------------------------------------
     def enter_function(self, node: cst.FunctionDef | cst.Lambda, class_name: str | None) -> None:
@@ -276,7 +278,7 @@ class FactsBuilder:
 
     def call(self, node: cst.Call, site: Site) -> None:
         """Record a call after its arguments were walked (evaluation order)."""
-        spec, target = self._classify(node)
+        spec, target = self.classify(node)
         if spec is not None:
             if not spec.kind.synchronising:
                 return
@@ -305,7 +307,12 @@ class FactsBuilder:
         )
 
     def classify(self, node: cst.Call) -> tuple[CallSpec | None, str | None]:
-        return self._classify(node)
+        """(catalog row, raw target) of a call; computed once per call node."""
+        key = id(node)
+        found = self._classified.get(key)
+        if found is None:
+            found = self._classified[key] = self._classify(node)
+        return found
 
     def _classify(self, node: cst.Call) -> tuple[CallSpec | None, str | None]:
         func = node.func
@@ -423,6 +430,8 @@ class FactsBuilder:
 
     def _cond(self, test: cst.BaseExpression) -> Cond | None:
         taint = self.rank.taint(test)
+        if not taint.possible and not _is_plain_test(test):
+            return None  # nothing to decide or match: skip the code generation
         key, check, negated, subject = self._canonical(test)
         summary = self._frames[-1].summary
         on_param = isinstance(subject, cst.Name) and (
@@ -541,6 +550,20 @@ def _receiver_name(node: cst.BaseExpression) -> str | None:
 
 def _decorator_callee(node: cst.BaseExpression) -> cst.BaseExpression:
     return node.func if isinstance(node, cst.Call) else node
+
+
+def _is_plain_test(test: cst.BaseExpression) -> bool:
+    """``flag``, ``not self.flag``, ``x is None``: tests that are matched by key."""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    if isinstance(test, cst.Comparison):
+        if not (
+            len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))
+        ):
+            return False
+        test = test.left
+    return isinstance(test, (cst.Name, cst.Attribute))
 
 
 def _is_lazy_test(test: cst.BaseExpression) -> bool:
