@@ -7,6 +7,7 @@ import libcst as cst
 from ranklint.analysis import catalog
 from ranklint.analysis.guards import is_main_guard
 from ranklint.analysis.names import dotted_name
+from ranklint.analysis.rank import axes_of_expression
 from ranklint.analysis.summary import find_argument, has_unpacking
 from ranklint.findings import Severity
 from ranklint.rules.base import Rule
@@ -159,8 +160,8 @@ Lightning wrappers, ...) that only some ranks of its group reach, because of:
   short circuit (`rank == 0 and dist.barrier()`);
 - a rank-dependent `while` condition, or a loop whose trip count depends on
   the rank (`for _ in range(rank)`);
-- a rank-dependent early `return`, `raise`, `sys.exit()`, `continue` or
-  `break` before it;
+- a rank-dependent early `return`, `sys.exit()`, `continue` or `break`
+  before it;
 - a decorator that runs the function on one rank only (`@rank_zero_only`);
 - a call, under such a condition, to a project function that issues a
   collective directly or through its callees, in this file or another file
@@ -197,11 +198,19 @@ be told from its name; a helper called with a literal boolean that turns its
 collective off (`log(x, barrier=False)` where the collective is under `if
 barrier:`).
 
+A rank-dependent `raise` is not treated as an early exit: the raising rank
+fails with an error and the launcher stops the job, so there is no silent
+hang. A value that a broadcast, all_reduce or all_gather wrote (its first
+argument) is rank-invariant afterwards. Two branches on the same rank
+condition are judged together: `if rank > 0: barrier()` … `if rank == 0:
+barrier()` is balanced.
+
 Not followed: calls through objects whose class is unknown (`self.engine.
 save()`), through variables holding functions, and rank-dependent arguments
-that a callee then branches on. A file with `# ranklint: skip-file` takes no
-part in the call graph. Exception handlers are checked on their own, not as
-part of the normal sequence.
+that a callee then branches on. Call chains across files need all the files
+in one run (the flake8 face sees one file at a time). A file with
+`# ranklint: skip-file` takes no part in the call graph. Exception handlers
+are checked on their own, not as part of the normal sequence.
 """
     valid = (
         """
@@ -619,9 +628,13 @@ diverge, or NCCL pairs mismatched roots and hangs. The root must be one value
 that all members of the group agree on.
 """
     limits = """\
-Only values that the rank-taint analysis sees in the same function (names,
-`get_rank()`, environment variables, `rank-names`); a project helper that
-returns the rank is not followed here.
+Only rank *queries* count (`get_rank()`, `os.environ["RANK"]`,
+`mesh.get_local_rank()`, directly or through assignments in the same
+function): a parameter named `rank` may hold any rank the caller chose. Only
+calls that every rank surely runs are reported — none under an enclosing
+condition or after a rank-dependent early exit, where naming oneself as root
+is usually the sending side of a protocol whose receivers name the sender.
+A project helper that returns the rank is not followed here.
 """
     valid = (
         """
@@ -722,7 +735,11 @@ the wrong ranks.
     limits = """\
 Same as RNK102 for reachability. Ranks arguments built from loop variables
 (`for i in range(n): new_group(range(i * tp, (i + 1) * tp))`) are the correct
-pattern and are not reported.
+pattern and are not reported; nor is `new_group([dist.get_rank()])`, a
+one-rank group of the caller (a Megatron idiom). `init_process_group` (with
+the process's own `rank=` by design) is initialisation, not a subgroup.
+Creation under `if self.x is None:` is lazy — whichever call comes first
+creates it on every rank — and is not followed through calls.
 """
     valid = (
         """
@@ -937,11 +954,12 @@ on rank 0); suppress those with `# noqa: RNK107` and a reason.
 
 
 _GROUP_PARAMS = frozenset({"group", "pg", "process_group", "device_mesh", "mesh"})
-_RANK_QUERIES = frozenset(
-    f"{prefix}.{name}"
+_WORLD_SIZE_QUERIES = frozenset(
+    f"{prefix}.get_world_size"
     for prefix in ("torch.distributed", "torch.distributed.distributed_c10d", "deepspeed.comm")
-    for name in ("get_rank", "get_world_size")
 )
+# Words that make a `*_group` parameter a count or an index, not a process group.
+_NOT_A_GROUP = frozenset({"num", "n", "count", "size", "idx", "index", "id", "ids", "name"})
 
 
 class IgnoredProcessGroup(Rule):
@@ -951,9 +969,12 @@ class IgnoredProcessGroup(Rule):
     summary = "A function takes a process group but a collective inside uses the default group"
     what = """\
 In a function with a process-group parameter (`group`, `pg`,
-`process_group`, `*_group`, `*_pg`, `device_mesh`, `mesh`), reports
-collectives that pass no group, and — next to a group parameter, not a mesh —
-`get_rank()` / `get_world_size()` calls without one.
+`process_group`, `*_group`, `*_pg`, `device_mesh`, `mesh`; not counts such as
+`num_samples_group`), reports collectives that pass no group, and — next to a
+group parameter, not a mesh — `get_world_size()` without one (the classic
+"average over the wrong number of ranks"). `get_rank()` without a group is
+not reported: the global rank is often what is meant (logging on rank 0,
+membership tests against global rank lists).
 Calls under a condition that mentions the parameter (`if group is None:`)
 are not reported: that is the usual default-group fallback.
 """
@@ -989,6 +1010,10 @@ are not reported.
         def average(t, dp_group):
             dist.all_reduce(t, op=dist.ReduceOp.SUM)  # expect: RNK108
             return t / dist.get_world_size()  # expect: RNK108
+
+
+        def scatter_counts(t, num_samples_per_group):
+            dist.all_reduce(t, op=dist.ReduceOp.SUM)  # no group parameter here
         """,
     )
 
@@ -1015,9 +1040,9 @@ are not reported.
             if find_argument(node, spec.group) is not None:
                 return
             what = f"`{spec.short}`"
-        elif target in _RANK_QUERIES:
-            # A mesh is queried with `mesh.get_local_rank(dim)`; the global rank
-            # next to a mesh parameter is usually meant (logging on rank 0).
+        elif target in _WORLD_SIZE_QUERIES:
+            # A mesh is sized per dimension (`mesh.size(dim)`); the world size
+            # next to a mesh parameter is often meant.
             params = [p for p in params if p not in ("mesh", "device_mesh")]
             if node.args or not params:
                 return
@@ -1044,7 +1069,8 @@ class GlobalRootWithSubgroup(Rule):
     summary = "An integer src/dst is combined with a subgroup"
     what = """\
 Reports rooted collectives that pass an integer literal as `src` or `dst`
-together with a non-default `group=`.
+together with a group along a parallel axis (`group=dp_group`,
+`group=mesh["tp"].get_group()`, `group=get_data_parallel_group()`).
 """
     why = """\
 `src` and `dst` are *global* ranks even when a subgroup is given. `src=0`
@@ -1055,7 +1081,9 @@ take the rank within the group.
 """
     limits = """\
 Only integer literals; computed roots are assumed to be global ranks
-(`dist.get_global_rank(group, 0)`).
+(`dist.get_global_rank(group, 0)`). Groups whose axis cannot be told from
+their name (`group=self.model_update_group`) are not reported: RL trainers
+create such groups outside the default group, where ranks map to themselves.
 """
     valid = (
         """
@@ -1092,6 +1120,11 @@ Only integer literals; computed roots are assumed to be global ranks
             return
         if (dotted_name(group) or "").endswith("WORLD"):
             return
+        if not axes_of_expression(group):
+            # A group of unknown make-up may be a separate process group (an RL
+            # trainer's weight-sync group with vLLM workers) whose ranks map to
+            # themselves; only groups along a parallel axis are surely subgroups.
+            return
         self.report(
             value,
             f"`{root.keyword}={value.value}` is a global rank, but `{spec.short}` runs on a "
@@ -1111,7 +1144,11 @@ def _is_self_group(node: cst.BaseExpression) -> bool:
 
 
 def _is_group_param(name: str) -> bool:
-    return name in _GROUP_PARAMS or name.endswith("_group") or name.endswith("_pg")
+    if name in _GROUP_PARAMS:
+        return True
+    if not (name.endswith("_group") or name.endswith("_pg")):
+        return False
+    return not (set(name.lower().split("_")) & _NOT_A_GROUP)
 
 
 def _names_in(node: cst.CSTNode) -> list[cst.Name]:
