@@ -493,6 +493,21 @@ are checked on their own, not as part of the normal sequence.
                 if rank == 0:
                     continue
                 dist.all_reduce(batch)  # expect: RNK102
+
+
+        def drain(batches, rank):
+            for batch in batches:
+                if rank != 0 and batch is None:
+                    break
+                dist.all_reduce(batch)  # expect: RNK102
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def maybe_sync(t, rank):
+            # `or`: the right side runs only where the left side is false.
+            rank != 0 or dist.barrier()  # expect: RNK102
         """,
         """
         import torch.distributed as dist
@@ -586,7 +601,16 @@ is not reported.
             dist.broadcast(t)  # expect: RNK103
             dist.broadcast_object_list(objs)  # expect: RNK103
             dist.gather_object(objs[0], out)  # expect: RNK103
-            dist.reduce(t, op=dist.ReduceOp.SUM)  # expect: RNK103, RNK106
+            dist.reduce(t, op=dist.ReduceOp.SUM)  # expect: RNK103
+        """,
+        """
+        from torch.distributed import distributed_c10d as c10d
+
+
+        def spread(t, chunks, objs, out):
+            c10d.scatter(t, chunks)  # expect: RNK103
+            c10d.scatter_object_list(out, objs)  # expect: RNK103
+            c10d.gather(t, chunks)  # expect: RNK103
         """,
     )
 
@@ -681,6 +705,11 @@ A project helper that returns the rank is not followed here.
             dist.broadcast(t, src=rank)  # expect: RNK104
             dist.broadcast_object_list(objs, src=dist.get_rank())  # expect: RNK104
             dist.reduce(t, int(os.environ["LOCAL_RANK"]), op=dist.ReduceOp.SUM)  # expect: RNK104
+
+
+        def share_local(t):
+            local_rank = int(os.environ["LOCAL_RANK"])
+            dist.broadcast(t, src=local_rank)  # expect: RNK104
         """,
     )
 
@@ -805,6 +834,16 @@ creates it on every rank — and is not followed through calls.
             rank = dist.get_rank()
             return dist.new_group([rank, rank ^ 1])  # expect: RNK105
         """,
+        """
+        import torch.distributed as dist
+        from torch.distributed.device_mesh import init_device_mesh
+
+
+        def setup(world_size):
+            if dist.get_rank() == 0:
+                return init_device_mesh("cuda", (world_size,))  # expect: RNK105
+            return None
+        """,
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -859,6 +898,14 @@ and divide by the world size.
             dist.all_reduce(loss, op=ReduceOp.AVG)
             dist.reduce(loss, dst=0, op=ReduceOp.SUM)
         """,
+        """
+        import torch.distributed._functional_collectives as funcol
+
+
+        def mean_loss(loss, group):
+            # Functional collectives take the op as a required argument.
+            return funcol.all_reduce(loss, "avg", group)
+        """,
     )
     invalid = (
         """
@@ -868,6 +915,7 @@ and divide by the world size.
         def mean_loss(loss, shards, out):
             dist.all_reduce(loss)  # expect: RNK106
             dist.reduce_scatter_tensor(out, shards)  # expect: RNK106
+            dist.reduce(loss, dst=0)  # expect: RNK106
         """,
     )
 
