@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ranklint.cache import Cache
 from ranklint.config import Config
 from ranklint.discovery import discover
 from ranklint.engine import FileResult, Linter, lint_files
 from ranklint.findings import Finding, InternalError
+
+# Files or folders that mark the root of a project (nearest one above the paths).
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
 @dataclass
@@ -45,10 +50,51 @@ def lint_paths(
     *,
     jobs: int | None = None,
     force_exclude: bool = False,
+    cache_dir: str | Path | None = None,
+    whole_project: bool = False,
 ) -> LintResult:
-    """Discover and lint files under ``paths``; ``jobs`` processes (default: CPU count)."""
+    """Discover and lint files under ``paths``; ``jobs`` processes (default: CPU count).
+
+    ``cache_dir``: reuse and store per-file results there (no cache when None).
+    ``whole_project``: when ``paths`` are part of a project (see
+    :func:`project_root`), its other files join the call graph too, so that
+    call chains into them are followed; only findings in ``paths`` are reported.
+    """
     config = config if config is not None else Config()
     found = discover([str(p) for p in paths], config, force_exclude=force_exclude)
-    results = lint_files(found.files, config, jobs=jobs)
-    Linter(config).project_phase(results)
-    return LintResult.merge(results, found.missing)
+    files = list(found.files)
+    extra: list[str] = []
+    if whole_project and files:
+        root = project_root(files, config)
+        if root is not None:
+            given = {os.path.abspath(path) for path in files}
+            # Spelled like the user's paths (relative to the working directory)
+            # where possible: these paths appear in call chains.
+            relative = os.path.relpath(root)
+            spelled = str(root) if relative.startswith("..") else relative
+            everything = discover([spelled], config, force_exclude=True).files
+            extra = [path for path in everything if os.path.abspath(path) not in given]
+    cache = Cache.for_config(config, Path(cache_dir)) if cache_dir is not None else None
+    results = lint_files([*files, *extra], config, jobs=jobs, cache=cache)
+    Linter(config).project_phase(results, cache=cache)
+    return LintResult.merge(results[: len(files)], found.missing)
+
+
+def project_root(files: Sequence[str], config: Config) -> Path | None:
+    """The project the files belong to: the configuration's directory when a
+    ``[tool.ranklint]`` table was found, else the nearest directory above them
+    holding a project marker (``pyproject.toml``, ``setup.py``, ``setup.cfg``,
+    ``.git``); ``None`` when there is none."""
+    try:
+        common = Path(os.path.commonpath([os.path.abspath(path) for path in files]))
+    except ValueError:  # paths on different drives
+        return None
+    configured = Path(config.root).absolute()
+    if config.source is not None and (common == configured or configured in common.parents):
+        return configured
+    if common.is_file():
+        common = common.parent
+    for directory in (common, *common.parents):
+        if any((directory / marker).exists() for marker in PROJECT_MARKERS):
+            return directory
+    return None

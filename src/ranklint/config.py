@@ -52,6 +52,7 @@ DEFAULT_EXCLUDE: tuple[str, ...] = (
     ".mypy_cache",
     ".nox",
     ".pytest_cache",
+    ".ranklint_cache",
     ".ruff_cache",
     ".svn",
     ".tox",

@@ -21,6 +21,7 @@ from ranklint.analysis.context import FileContext
 from ranklint.analysis.project import Hop, ProjectFinding, analyze
 from ranklint.analysis.settings import AnalysisSettings
 from ranklint.analysis.summary import ModuleSummary, Site
+from ranklint.cache import Cache
 from ranklint.config import Config
 from ranklint.findings import Finding, InternalError, TraceStep
 from ranklint.positions import resolve_positions
@@ -43,6 +44,8 @@ class FileResult:
     errors: list[InternalError] = field(default_factory=list)
     # Facts for the project phase (None when the file was not analysed).
     summary: ModuleSummary | None = None
+    # Positions of call sites located for project findings (kept in the cache).
+    located: dict[Site, _Span] = field(default_factory=dict)
 
 
 class Linter:
@@ -79,6 +82,22 @@ class Linter:
 
     def lint_source(self, source: str | bytes, path: str) -> FileResult:
         return run_with_large_stack(self._guarded_lint_source, source, path)
+
+    def lint_file_cached(self, path: str, cache: Cache | None) -> FileResult:
+        """:meth:`lint_file`, through ``cache`` when given."""
+        if cache is None:
+            return self.lint_file(path)
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return self.lint_file(path)  # reports the read error
+        hit = cache.get(path, data)
+        if hit is not None:
+            return hit
+        result = self.lint_source(data, path)
+        cache.put(path, data, result)
+        return result
 
     def _guarded_lint_source(self, source: str | bytes, path: str) -> FileResult:
         try:
@@ -173,13 +192,17 @@ class Linter:
 
     # -- the project phase ------------------------------------------------------
     def project_phase(
-        self, results: Sequence[FileResult], sources: dict[str, str | bytes] | None = None
+        self,
+        results: Sequence[FileResult],
+        sources: dict[str, str | bytes] | None = None,
+        cache: Cache | None = None,
     ) -> None:
         """Add the findings that need every file's facts (call graph) to ``results``.
 
         ``sources``: file contents by path for results that did not come from a
         file on disk (``lint_source``); others are read again, only when a
-        finding or its call chain points into them.
+        finding or its call chain points into them, and parsed again only for
+        call sites whose positions are not known yet (from the cache).
         """
         if not self._project_codes:
             return
@@ -198,10 +221,11 @@ class Linter:
             for hop in finding.chain:
                 wanted.setdefault(hop.path, set()).add(hop.site)
         sources = sources or {}
-        located = {
-            path: self._locate(path, sites, sources.get(path)) for path, sites in wanted.items()
-        }
         by_path = {result.path: result for result in results}
+        located = {
+            path: self._located(path, sites, sources.get(path), by_path.get(path), cache)
+            for path, sites in wanted.items()
+        }
         for finding in found:
             made = _project_finding(finding, located)
             result = by_path.get(finding.path)
@@ -215,20 +239,45 @@ class Linter:
         for result in results:
             result.findings.sort(key=Finding.sort_key)
 
-    def _locate(self, path: str, sites: set[Site], source: str | bytes | None) -> _Located:
-        return run_with_large_stack(self._locate_in_thread, path, sites, source)
-
-    def _locate_in_thread(
-        self, path: str, sites: set[Site], source: str | bytes | None
+    def _located(
+        self,
+        path: str,
+        sites: set[Site],
+        source: str | bytes | None,
+        result: FileResult | None,
+        cache: Cache | None,
     ) -> _Located:
-        try:
-            if source is None:
+        """Positions of ``sites`` in ``path``: from earlier runs when known, else by a walk."""
+        known = result.located if result is not None else {}
+        if source is None:
+            try:
                 with open(path, "rb") as handle:
                     source = handle.read()
+            except OSError:
+                logger.warning("%s vanished during the run; findings skipped", path)
+                return _Located(None, {})
+        if sites <= known.keys():
+            try:
+                text = decode_source(source) if isinstance(source, bytes) else source
+            except SourceError:
+                return _Located(None, {})
+            return _Located(text, {site: known[site] for site in sites})
+        located = self._locate(path, sites, source)
+        if result is not None and located.sites:
+            result.located.update(located.sites)
+            if cache is not None and isinstance(source, bytes):
+                cache.put(path, source, result)
+        return located
+
+    def _locate(self, path: str, sites: set[Site], source: str | bytes) -> _Located:
+        return run_with_large_stack(self._locate_in_thread, path, sites, source)
+
+    def _locate_in_thread(self, path: str, sites: set[Site], source: str | bytes) -> _Located:
+        try:
             text = decode_source(source) if isinstance(source, bytes) else source
             module = parse_source(text)
-        except (OSError, SourceError):
-            logger.warning("%s changed or vanished during the run; findings skipped", path)
+        except SourceError:
+            logger.warning("%s changed during the run; findings skipped", path)
             return _Located(None, {})
         ctx = FileContext(path=path, module=module, settings=self.settings)
         locator = _Locator(ctx, sites)
@@ -415,16 +464,18 @@ def run_with_large_stack(function: Callable[..., _T], *args: object) -> _T:
 # -- many files ----------------------------------------------------------------
 
 _worker_linter: Linter | None = None
+_worker_cache: Cache | None = None
 
 
-def _init_worker(config: Config) -> None:
-    global _worker_linter
+def _init_worker(config: Config, cache: Cache | None) -> None:
+    global _worker_linter, _worker_cache
     _worker_linter = Linter(config)
+    _worker_cache = cache
 
 
 def _lint_in_worker(path: str) -> FileResult:
     assert _worker_linter is not None, "worker not initialised"
-    return _worker_linter.lint_file(path)
+    return _worker_linter.lint_file_cached(path, _worker_cache)
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
@@ -445,19 +496,42 @@ def _os_thread_count() -> int:
 
 
 def lint_files(
-    files: Sequence[str], config: Config, *, jobs: int | None = None
+    files: Sequence[str],
+    config: Config,
+    *,
+    jobs: int | None = None,
+    cache: Cache | None = None,
 ) -> list[FileResult]:
-    """Lint ``files``; results come back in the order of ``files`` whatever ``jobs`` is."""
+    """Lint ``files``; results come back in the order of ``files`` whatever ``jobs`` is.
+
+    With ``cache``, files whose entry is valid are not parsed; only the others
+    go to the workers (which store their results).
+    """
+    linter = Linter(config)
+    results: list[FileResult | None] = [None] * len(files)
+    if cache is not None:
+        for index, path in enumerate(files):
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            except OSError:
+                continue
+            results[index] = cache.get(path, data)
+    misses = [index for index, result in enumerate(results) if result is None]
     workers = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
-    workers = min(workers, len(files))
-    if workers <= 1 or len(files) < _MIN_FILES_FOR_POOL:
-        linter = Linter(config)
-        return [linter.lint_file(path) for path in files]
-    chunksize = max(1, len(files) // (workers * 4))
-    with ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=_pool_context(),
-        initializer=_init_worker,
-        initargs=(config,),
-    ) as pool:
-        return list(pool.map(_lint_in_worker, files, chunksize=chunksize))
+    workers = min(workers, len(misses))
+    if workers <= 1 or len(misses) < _MIN_FILES_FOR_POOL:
+        for index in misses:
+            results[index] = linter.lint_file_cached(files[index], cache)
+    else:
+        chunksize = max(1, len(misses) // (workers * 4))
+        with ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=_pool_context(),
+            initializer=_init_worker,
+            initargs=(config, cache),
+        ) as pool:
+            done = pool.map(_lint_in_worker, [files[i] for i in misses], chunksize=chunksize)
+            for index, result in zip(misses, done, strict=True):
+                results[index] = result
+    return [result for result in results if result is not None]

@@ -6,10 +6,12 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 from ranklint import __version__
-from ranklint.api import LintResult, lint_paths
+from ranklint.api import LintResult, lint_paths, project_root
+from ranklint.cache import CACHE_DIR_NAME, default_cache_dir
 from ranklint.config import Config, ConfigError, load_config
 from ranklint.docs import render_rule
 from ranklint.faces.formatters import (
@@ -64,7 +66,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="apply exclude patterns to paths named on the command line too",
     )
     check.add_argument(
-        "--no-cache", action="store_true", help="do not read or write the cache (no cache yet)"
+        "--no-cache", action="store_true", help="do not read or write the result cache"
+    )
+    check.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help=f"cache location (default: $RANKLINT_CACHE_DIR or {CACHE_DIR_NAME}/ in the "
+        f"project root)",
+    )
+    check.add_argument(
+        "--no-project-index",
+        action="store_true",
+        help="analyse only the given paths; by default the rest of their project joins the "
+        "call graph (findings are reported for the given paths only)",
     )
     check.add_argument(
         "--statistics", action="store_true", help="print the number of findings per code"
@@ -140,8 +154,21 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except ConfigError as exc:
         err.write(f"ranklint: error: {exc}\n")
         return EXIT_ERROR
+    paths = args.paths or ["."]
+    cache_dir: Path | None = None
+    if not args.no_cache:
+        if args.cache_dir is not None:
+            cache_dir = Path(args.cache_dir)
+        else:
+            root = project_root(paths, config) or Path(config.root)
+            cache_dir = default_cache_dir(root)
     result = lint_paths(
-        args.paths or ["."], config, jobs=args.jobs, force_exclude=args.force_exclude
+        paths,
+        config,
+        jobs=args.jobs,
+        force_exclude=args.force_exclude,
+        cache_dir=cache_dir,
+        whole_project=not args.no_project_index,
     )
     _write_findings(args, config, result, out)
     return _report_and_exit_code(args, result, err)

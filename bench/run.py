@@ -1,0 +1,225 @@
+"""The speed benchmark: ranklint against the libcst parse floor and peer linters.
+
+    python bench/run.py [--full] [--repeat N] [--skip-peers] [--out FILE]
+
+Builds a corpus offline from the installed torch package (``torch/distributed``,
+``torch/nn``, ``torch/optim``; ``--full``: all of torch) plus this repository's
+fixtures, copied under ``.cache/bench/corpus`` (git-ignored) so that one file
+can be touched. Then times whole processes, side by side in one run, each
+``--repeat`` times (median and spread):
+
+1. the floor of any libcst-based linter: parse every file and walk it once
+   with a no-op visitor (``bench/floor.py``), and a bare parse alone;
+2. ``ranklint check --no-cache`` in one process and with all cores;
+3. ``ranklint check`` with a warm cache, nothing changed;
+4. ``ranklint check FILE`` warm, after touching that one file (pre-commit);
+5. peers on the same files: TorchFix 0.7.0 (in a virtual environment of its
+   own under ``.cache/bench``: it pins libcst < 1.6), flake8 with its default
+   checks (its own environment too, so that no plugin runs), ruff with its
+   defaults.
+
+Prints a Markdown table (seconds, files/s, peak memory of the largest
+process) and the ratios the performance targets are stated in. No timing is
+asserted anywhere; ``docs/performance.md`` records a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+WORK = REPO / ".cache" / "bench"
+PEERS = {"torchfix": ["torchfix==0.7.0"], "flake8": ["flake8==7.3.0"]}
+
+# Runs a command and reports its wall time and the peak RSS of its largest process.
+_MEASURE = """
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+elapsed = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(json.dumps({"seconds": elapsed, "peak_kib": peak, "code": done.returncode,
+                  "stderr": done.stderr.decode(errors="replace")[-400:]}))
+"""
+
+
+@dataclass
+class Row:
+    name: str
+    seconds: list[float] = field(default_factory=list)
+    peak_kib: int = 0
+    files: int = 0
+    note: str = ""
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.seconds)
+
+
+def build_corpus(full: bool) -> tuple[Path, list[Path]]:
+    spec = importlib.util.find_spec("torch")
+    if spec is None or spec.origin is None:
+        sys.exit("torch is not installed (pip install -e '.[test]')")
+    torch_root = Path(spec.origin).parent
+    corpus = WORK / ("corpus-full" if full else "corpus")
+    if not corpus.is_dir():
+        parts = [torch_root] if full else [torch_root / d for d in ("distributed", "nn", "optim")]
+        for part in parts:
+            for source in part.rglob("*.py"):
+                target = corpus / "torch" / source.relative_to(torch_root)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, target)
+        shutil.copytree(REPO / "fixtures", corpus / "fixtures")
+        # A project root (for the project index) without ranklint configuration.
+        (corpus / "pyproject.toml").write_text("[project]\nname = 'bench-corpus'\n")
+    files = sorted(corpus.rglob("*.py"))
+    return corpus, files
+
+
+def peer_python(name: str) -> Path | None:
+    venv = WORK / f"{name}-venv"
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        done = subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", *PEERS[name]],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            print(f"could not install {name}: {done.stderr.strip()[-300:]}", file=sys.stderr)
+            shutil.rmtree(venv, ignore_errors=True)
+            return None
+    return python
+
+
+def measure(command: list[str], cwd: Path) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE, *command], cwd=cwd, capture_output=True, text=True
+    )
+    return json.loads(done.stdout)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--full", action="store_true", help="all of torch (about 2300 files)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-peers", action="store_true")
+    parser.add_argument("--out", type=Path, help="also write the Markdown report here")
+    args = parser.parse_args()
+
+    corpus, files = build_corpus(args.full)
+    file_list = WORK / ("files-full.txt" if args.full else "files.txt")
+    file_list.write_text("\n".join(str(f) for f in files) + "\n")
+    cache = WORK / "cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    touched = corpus / "torch" / "distributed" / "distributed_c10d.py"
+    original = touched.read_bytes()
+    cores = os.cpu_count() or 1
+    ranklint = [sys.executable, "-m", "ranklint", "check", "--exit-zero", "--select", "ALL"]
+
+    commands: list[tuple[str, list[str], int]] = [
+        ("libcst parse only", [sys.executable, str(HERE / "floor.py"), str(file_list),
+                               "--parse-only"], len(files)),
+        ("floor: parse + no-op walk", [sys.executable, str(HERE / "floor.py"), str(file_list)],
+         len(files)),
+        ("ranklint --no-cache -j 1", [*ranklint, "--no-cache", "-j", "1", "."], len(files)),
+        (f"ranklint --no-cache -j {cores}", [*ranklint, "--no-cache", "-j", str(cores), "."],
+         len(files)),
+        ("ranklint warm cache", [*ranklint, "--cache-dir", str(cache), "."], len(files)),
+        ("ranklint warm, 1 touched file", [*ranklint, "--cache-dir", str(cache),
+                                           str(touched.relative_to(corpus))], 1),
+        ("ruff check (defaults)", [sys.executable, "-m", "ruff", "check", "--isolated",
+                                   "--no-cache", "--exit-zero", "--quiet", "."], len(files)),
+    ]  # fmt: skip
+    if not args.skip_peers:
+        torchfix = peer_python("torchfix")
+        if torchfix is not None:
+            commands.append(
+                ("TorchFix 0.7.0 (--select ALL)",
+                 [str(torchfix.parent / "torchfix"), "--select", "ALL", "."], len(files))
+            )  # fmt: skip
+        flake8 = peer_python("flake8")
+        if flake8 is not None:
+            commands.append(
+                ("flake8 (defaults)", [str(flake8), "-m", "flake8", "--isolated", "--exit-zero",
+                                       "."], len(files))
+            )  # fmt: skip
+
+    rows = {name: Row(name, files=count) for name, _, count in commands}
+    # Warm the cache once (not timed) so that "warm" rows measure a warm cache.
+    subprocess.run([*ranklint, "--cache-dir", str(cache), "."], cwd=corpus, capture_output=True)
+    try:
+        for round_index in range(args.repeat):
+            for name, command, _ in commands:
+                if name.endswith("touched file"):
+                    touched.write_bytes(original + f"\n# touched {round_index}\n".encode())
+                result = measure(command, corpus)
+                row = rows[name]
+                row.seconds.append(float(result["seconds"]))  # type: ignore[arg-type]
+                row.peak_kib = max(row.peak_kib, int(result["peak_kib"]))  # type: ignore[call-overload]
+                if result["code"] not in (0, 1):
+                    row.note = f"exit {result['code']}: {str(result['stderr']).strip()[-120:]}"
+            print(f"round {round_index + 1}/{args.repeat} done", file=sys.stderr)
+    finally:
+        touched.write_bytes(original)
+
+    report = render(rows, len(files), args, cores)
+    print(report)
+    if args.out is not None:
+        args.out.write_text(report)
+    return 0
+
+
+def render(rows: dict[str, Row], nfiles: int, args: argparse.Namespace, cores: int) -> str:
+    lines = [
+        f"Corpus: {nfiles} files ({'all of torch' if args.full else 'torch/distributed, nn, optim'}"
+        f" + fixtures); {args.repeat} rounds; machine: {platform.processor() or platform.machine()}"
+        f", {cores} cores, Python {platform.python_version()}, {platform.system()}.",
+        "",
+        "| command | median s | spread s | files/s | peak RSS MiB | note |",
+        "| --- | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for row in rows.values():
+        if not row.seconds:
+            continue
+        spread = f"{min(row.seconds):.2f}-{max(row.seconds):.2f}"
+        lines.append(
+            f"| {row.name} | {row.median:.2f} | {spread} | {row.files / row.median:.0f} | "
+            f"{row.peak_kib / 1024:.0f} | {row.note} |"
+        )
+    floor = rows["floor: parse + no-op walk"].median
+    single = rows["ranklint --no-cache -j 1"].median
+    parallel = rows[f"ranklint --no-cache -j {cores}"].median
+    warm = rows["ranklint warm cache"].median
+    ratios = [
+        ("ranklint -j 1 / floor (target <= 1.25)", single / floor),
+        (f"ranklint -j {cores} / floor (target <= 0.7)", parallel / floor),
+        ("cold -j 1 / warm (target >= 20)", single / warm),
+        ("one touched file, seconds (target < 1)", rows["ranklint warm, 1 touched file"].median),
+    ]
+    torchfix = rows.get("TorchFix 0.7.0 (--select ALL)")
+    if torchfix is not None and torchfix.seconds:
+        ratios.append(("TorchFix / ranklint -j 1 (target >= 2)", torchfix.median / single))
+    lines += ["", "| ratio | value |", "| --- | ---: |"]
+    lines += [f"| {name} | {value:.2f} |" for name, value in ratios]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    started = time.perf_counter()
+    code = main()
+    print(f"benchmark took {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    raise SystemExit(code)

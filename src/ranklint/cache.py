@@ -1,0 +1,150 @@
+"""A per-file result cache keyed by content hash, ranklint version and configuration.
+
+Each entry holds one file's findings, its facts for the project phase (the
+per-function summaries) and the positions of call sites located so far, so a
+warm run re-reads and hashes every file but parses none that did not change;
+the project call graph is rebuilt from the cached summaries.
+
+Layout: ``<dir>/<format>-<fingerprint>/<key[:2]>/<key>``, where the
+fingerprint covers everything besides the file that decides its results
+(ranklint, Python and libcst versions, enabled rules, per-file ignores,
+analysis settings) and the key the file's path and bytes. ``<dir>`` (by
+default ``.ranklint_cache`` in the project root) holds a ``.gitignore`` and
+a ``CACHEDIR.TAG``. Entries are written to a temporary file and renamed, so
+concurrent runs never see half an entry; an entry that cannot be read back
+exactly (corrupt, truncated, another format, another key) is ignored and
+rebuilt, never trusted. Entries are pickles: the cache directory must not be
+writable by anyone who may not run code as the user (the same trust as the
+project's own source).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import pickle
+import sys
+import tempfile
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ranklint._version import __version__
+
+if TYPE_CHECKING:
+    from ranklint.config import Config
+    from ranklint.engine import FileResult
+
+logger = logging.getLogger(__name__)
+
+CACHE_DIR_NAME = ".ranklint_cache"
+CACHE_DIR_ENV = "RANKLINT_CACHE_DIR"
+_FORMAT = 1
+_MAGIC = b"ranklint-cache\n"
+_GITIGNORE = "# Created by ranklint: the cache is never committed.\n*\n"
+_CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by ranklint.\n"
+)
+
+
+def config_fingerprint(config: Config) -> str:
+    """Everything besides a file's path and bytes that decides its results."""
+    try:
+        libcst_version = version("libcst")
+    except PackageNotFoundError:  # pragma: no cover - libcst is a dependency
+        libcst_version = "?"
+    parts = [
+        f"format={_FORMAT}",
+        f"ranklint={__version__}",
+        f"python={sys.version_info[0]}.{sys.version_info[1]}",
+        f"libcst={libcst_version}",
+        "rules=" + ",".join(rule.code for rule in config.enabled_rules()),
+        "per-file-ignores="
+        + ";".join(f"{k}:{','.join(v)}" for k, v in sorted(config.per_file_ignores.items())),
+        f"root={Path(config.root).absolute()}",
+        "rank-names=" + ",".join((*config.rank_names, *config.extend_rank_names)),
+        "extra-collectives=" + ",".join(config.extra_collectives),
+    ]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
+
+
+def default_cache_dir(root: Path) -> Path:
+    override = os.environ.get(CACHE_DIR_ENV)
+    return Path(override) if override else root / CACHE_DIR_NAME
+
+
+class Cache:
+    """File results by (path, content); safe for concurrent readers and writers."""
+
+    def __init__(self, directory: Path, fingerprint: str) -> None:
+        self.root = Path(directory)
+        self.directory = self.root / f"{_FORMAT}-{fingerprint}"
+        self._fingerprint = fingerprint
+        self._writable = True
+
+    @classmethod
+    def for_config(cls, config: Config, directory: Path) -> Cache:
+        return cls(directory, config_fingerprint(config))
+
+    def key(self, path: str, data: bytes) -> str:
+        digest = hashlib.sha256()
+        digest.update(self._fingerprint.encode())
+        digest.update(b"\0")
+        digest.update(os.path.abspath(path).encode("utf-8", "surrogateescape"))
+        digest.update(b"\0")
+        digest.update(data)
+        return digest.hexdigest()
+
+    def _entry(self, key: str) -> Path:
+        return self.directory / key[:2] / key[2:]
+
+    def get(self, path: str, data: bytes) -> FileResult | None:
+        key = self.key(path, data)
+        try:
+            with open(self._entry(key), "rb") as handle:
+                blob = handle.read()
+        except OSError:
+            return None
+        try:
+            if not blob.startswith(_MAGIC):
+                raise ValueError("not a ranklint cache entry")
+            stored_key, result = pickle.loads(blob[len(_MAGIC) :])
+            if stored_key != key or getattr(result, "path", None) != path:
+                raise ValueError("entry for another file")
+        except Exception:  # corrupt, truncated, from another version: rebuild
+            logger.debug("ignoring unreadable cache entry for %s", path, exc_info=True)
+            return None
+        return result  # type: ignore[no-any-return]
+
+    def put(self, path: str, data: bytes, result: FileResult) -> None:
+        """Store ``result``; results with internal errors are not cached (retried)."""
+        if not self._writable or result.errors:
+            return
+        key = self.key(path, data)
+        entry = self._entry(key)
+        try:
+            blob = _MAGIC + pickle.dumps((key, result), protocol=pickle.HIGHEST_PROTOCOL)
+            self._prepare(entry.parent)
+            with tempfile.NamedTemporaryFile(
+                dir=entry.parent, prefix=".tmp-", delete=False
+            ) as handle:
+                handle.write(blob)
+                temporary = handle.name
+            os.replace(temporary, entry)
+        except (OSError, pickle.PicklingError) as exc:
+            logger.debug("cache write failed for %s: %s", path, exc)
+            self._writable = False  # read-only location: stop trying for this run
+
+    def _prepare(self, directory: Path) -> None:
+        if directory.is_dir():
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        for name, content in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
+            marker = self.root / name
+            if not marker.exists():
+                with contextlib.suppress(OSError):
+                    marker.write_text(content, encoding="utf-8")
+        directory.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,215 @@
+"""The result cache: hits, misses on content and configuration changes, corrupt
+entries, concurrent writers, and subset runs that keep the whole project's call graph."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ranklint import Config, lint_paths
+from ranklint import engine as engine_module
+from ranklint.cache import CACHE_DIR_NAME, Cache, config_fingerprint
+from tests.conftest import write
+
+RANKS = "import torch.distributed as dist\n\n\ndef is_main():\n    return dist.get_rank() == 0\n"
+CKPT = "import torch.distributed as dist\n\n\ndef save_checkpoint(state):\n    dist.barrier()\n"
+TRAIN = (
+    "from pkg.ranks import is_main\nfrom pkg.ckpt import save_checkpoint\n\n\n"
+    "def train(state):\n    if is_main():\n        save_checkpoint(state)\n"
+)
+BAD = "import torch.distributed as dist\n\ndist.init_process_group('gloo')\n"
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Counts parses in this process (runs use jobs=1, so all work happens here)."""
+    seen: list[str] = []
+    real = engine_module.parse_source
+
+    def counting(text: str):
+        seen.append(text)
+        return real(text)
+
+    monkeypatch.setattr(engine_module, "parse_source", counting)
+    return seen
+
+
+def project(root: Path) -> Path:
+    write(root / "pyproject.toml", "[project]\nname = 'demo'\n")
+    write(root / "pkg" / "__init__.py", "")
+    write(root / "pkg" / "ranks.py", RANKS)
+    write(root / "pkg" / "ckpt.py", CKPT)
+    write(root / "pkg" / "train.py", TRAIN)
+    return root
+
+
+def run(
+    root: Path, paths: list[Path] | None = None, **kwargs: object
+) -> list[tuple[str, int, str]]:
+    config = kwargs.pop("config", None) or Config(root=root)
+    result = lint_paths(paths or [root], config, jobs=1, **kwargs)
+    assert result.errors == []
+    return [(Path(f.path).name, f.line, f.code) for f in result.findings]
+
+
+def test_second_run_reuses_every_file_and_reports_the_same(
+    tmp_path: Path, parses: list[str]
+) -> None:
+    root = project(tmp_path)
+    cache = tmp_path / "cache"
+
+    first = run(root, cache_dir=cache)
+    parsed_cold = len(parses)
+    second = run(root, cache_dir=cache)
+
+    assert first == second == [("train.py", 7, "RNK102")]
+    # Cold: 4 files, and 2 walked again to place the finding's call chain.
+    assert parsed_cold == 6
+    assert len(parses) == parsed_cold  # warm: nothing parsed, positions came from the cache
+
+
+def test_changed_file_is_parsed_again_and_its_findings_updated(
+    tmp_path: Path, parses: list[str]
+) -> None:
+    root = project(tmp_path)
+    write(root / "bad.py", "x = 1\n")
+    cache = tmp_path / "cache"
+    run(root, cache_dir=cache)
+    before = len(parses)
+
+    write(root / "bad.py", BAD)
+    found = run(root, cache_dir=cache)
+
+    assert len(parses) == before + 1
+    assert ("bad.py", 3, "RNK101") in found
+
+
+def test_configuration_change_misses_the_cache(tmp_path: Path, parses: list[str]) -> None:
+    root = project(tmp_path)
+    cache = tmp_path / "cache"
+    run(root, cache_dir=cache)
+    before = len(parses)
+
+    found = run(root, cache_dir=cache, config=Config(root=root, ignore=("RNK102",)))
+
+    assert found == []
+    assert len(parses) == before + 4
+    assert config_fingerprint(Config(root=root)) != config_fingerprint(
+        Config(root=root, ignore=("RNK102",))
+    )
+
+
+def test_corrupt_or_truncated_entries_are_ignored_and_rebuilt(
+    tmp_path: Path, parses: list[str]
+) -> None:
+    root = project(tmp_path)
+    cache = tmp_path / "cache"
+    expected = run(root, cache_dir=cache)
+    entries = [p for p in cache.rglob("*") if p.is_file() and p.parent.parent.name[0].isdigit()]
+    for index, entry in enumerate(entries):
+        entry.write_bytes(b"garbage" if index % 2 else entry.read_bytes()[:20])
+    before = len(parses)
+
+    again = run(root, cache_dir=cache)
+    after_rebuild = len(parses)
+    rebuilt = run(root, cache_dir=cache)
+
+    assert again == rebuilt == expected
+    assert after_rebuild > before  # rebuilt once...
+    assert len(parses) == after_rebuild  # ...then trusted again
+
+
+def test_cache_directory_is_marked_and_git_ignored(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    cache = tmp_path / "cache"
+
+    run(root, cache_dir=cache)
+
+    assert (cache / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert (
+        (cache / "CACHEDIR.TAG")
+        .read_text()
+        .startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    )
+
+
+def test_unwritable_cache_location_does_not_fail_the_run(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    blocker = write(tmp_path / "not-a-dir", "a file where the cache directory should be\n")
+
+    assert run(root, cache_dir=blocker / "cache") == [("train.py", 7, "RNK102")]
+
+
+def test_entries_written_concurrently_by_threads_stay_readable(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    root = project(tmp_path)
+    path = str(root / "pkg" / "ckpt.py")
+    data = (root / "pkg" / "ckpt.py").read_bytes()
+    result = engine_module.Linter(Config(root=root)).lint_source(data, path)
+    cache = Cache.for_config(Config(root=root), tmp_path / "cache")
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda _: cache.put(path, data, result), range(64)))
+
+    again = cache.get(path, data)
+    assert again is not None
+    assert again.summary is not None
+    assert set(again.summary.functions) == {"save_checkpoint"}
+    assert not [p for p in (tmp_path / "cache").rglob(".tmp-*")]
+
+
+def test_concurrent_cli_runs_sharing_a_cache_agree(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    for index in range(12):
+        write(root / "pkg" / f"extra{index}.py", BAD)
+    command = [sys.executable, "-m", "ranklint", "check", "--format", "json", "pkg"]
+    env = {**os.environ, "RANKLINT_CACHE_DIR": str(tmp_path / "shared")}
+
+    runs = [
+        subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    outputs = [process.communicate(timeout=120)[0] for process in runs]
+    warm = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=120)
+
+    assert all(process.returncode == 1 for process in runs)
+    assert outputs[0] == outputs[1] == outputs[2] == warm.stdout
+    assert len(json.loads(warm.stdout)) == 13
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+def test_subset_run_reports_the_same_cross_file_finding_as_a_full_run(
+    tmp_path: Path, warm: bool
+) -> None:
+    root = project(tmp_path)
+    cache = tmp_path / "cache"
+    if warm:
+        run(root, cache_dir=cache, whole_project=True)
+
+    subset = run(root, [root / "pkg" / "train.py"], cache_dir=cache, whole_project=True)
+    other_file = run(root, [root / "pkg" / "ckpt.py"], cache_dir=cache, whole_project=True)
+    isolated = run(root, [root / "pkg" / "train.py"], cache_dir=cache)
+
+    assert subset == [("train.py", 7, "RNK102")]
+    assert other_file == []  # findings are reported for the given files only
+    assert isolated == []  # without the project index the chain is not seen
+
+
+def test_cli_caches_in_the_project_root_unless_told_not_to(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    command = [sys.executable, "-m", "ranklint", "check"]
+
+    plain = subprocess.run([*command, "--no-cache", "pkg"], cwd=root, capture_output=True)
+    assert plain.returncode == 1
+    assert not (root / CACHE_DIR_NAME).exists()
+
+    cached = subprocess.run([*command, "pkg/train.py"], cwd=root, capture_output=True, text=True)
+    assert cached.returncode == 1
+    assert "pkg/train.py:7:9: RNK102" in cached.stdout
+    assert (root / CACHE_DIR_NAME / ".gitignore").is_file()
