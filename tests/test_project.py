@@ -276,3 +276,36 @@ def test_project_rules_run_in_the_flake8_face(tmp_path: Path) -> None:
     done = run_subprocess("flake8", "--select", "RNK102", "mod.py", cwd=tmp_path)
 
     assert "mod.py:6:9: RNK102 `barrier` is reached only when `rank == 0`" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "body"),
+    [
+        (
+            "and-chain",
+            "    x = rank == 0 and " + " and ".join(f"f{i}()" for i in range(3000)) + "\n",
+        ),
+        (
+            "elif-chain",
+            "    if rank == -1:\n        dist.barrier()\n"
+            + "".join(f"    elif x == {i}:\n        dist.all_reduce(x)\n" for i in range(800)),
+        ),
+        (
+            "nested-conditional-expressions",
+            "    y = " + " if x else ".join(f"dist.all_reduce(x{i})" for i in range(900)) + "\n",
+        ),
+    ],
+)
+def test_pathological_branching_is_analysed_in_parallel_and_cached_without_error(
+    tmp_path: Path, name: str, body: str
+) -> None:
+    source = "import torch.distributed as dist\n\n\ndef g(rank, x):\n" + body
+    for index in range(8):  # enough files for the process pool
+        write(tmp_path / f"{name}{index}.py", source)
+    config = Config(select=("RNK102",), root=tmp_path)
+
+    cold = lint_paths([tmp_path], config, jobs=2, cache_dir=tmp_path / "cache")
+    warm = lint_paths([tmp_path], config, jobs=2, cache_dir=tmp_path / "cache")
+
+    assert cold.errors == warm.errors == []
+    assert cold.findings == warm.findings

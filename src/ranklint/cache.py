@@ -134,9 +134,11 @@ class Cache:
                 handle.write(blob)
                 temporary = handle.name
             os.replace(temporary, entry)
-        except (OSError, pickle.PicklingError) as exc:
+        except OSError as exc:
             logger.debug("cache write failed for %s: %s", path, exc)
             self._writable = False  # read-only location: stop trying for this run
+        except Exception as exc:  # e.g. unpicklable: skip this entry only
+            logger.debug("cache entry for %s not stored: %s", path, exc)
 
     def _prepare(self, directory: Path) -> None:
         if directory.is_dir():

@@ -211,7 +211,7 @@ class Linter:
             return
         found = [
             finding
-            for finding in analyze(summaries)
+            for finding in run_with_large_stack(_analyze_deeply, summaries)
             if finding.code in {rule.code for rule in self.rules_for(finding.path)}
         ]
         if not found:
@@ -358,6 +358,12 @@ class _Locator(Rule):
         site = Site(ctx.top_index, ctx.call_ordinal)
         if site in self.sites:
             self.found[site] = (node, ctx.statement, ctx.top_statement)
+
+
+def _analyze_deeply(summaries: Sequence[ModuleSummary]) -> list[ProjectFinding]:
+    """The project analysis recurses over nested branches and call chains."""
+    with deep_recursion():
+        return analyze(summaries)
 
 
 def _project_finding(finding: ProjectFinding, located: dict[str, _Located]) -> Finding | None:

@@ -373,11 +373,31 @@ class Walker:
         facts.end_branch()
 
     def _boolean_operation(self, node: cst.BooleanOperation) -> None:
+        # `a and b and c` is left-nested: ((a and b) and c). The chain is walked
+        # as one unit, iteratively: the first operand always runs, the others
+        # only where the operands before them are true (`or`: false). One
+        # branch on the whole prefix keeps long chains linear.
         facts = self.ctx.facts
-        self.walk(node.left)
-        # `a and b` runs b when a is true; `a or b` when a is false.
-        facts.begin_branch(node.left, negate=isinstance(node.operator, cst.Or))
-        self.walk(node.right)
+        operator = type(node.operator)
+        chain: list[cst.BooleanOperation] = []
+        current: cst.BaseExpression = node
+        while isinstance(current, cst.BooleanOperation) and isinstance(current.operator, operator):
+            chain.append(current)
+            current = current.left
+        # `chain` runs from the outermost node inward; the handlers of the inner
+        # chain nodes run as if they had been walked one by one.
+        for inner in chain[1:]:
+            handlers = self._visit.get(cst.BooleanOperation)
+            if handlers:
+                self._dispatch(handlers, inner)
+        self.walk(current)
+        facts.begin_branch(node.left, negate=operator is cst.Or)
+        for inner in reversed(chain):
+            self.walk(inner.right)
+            if inner is not node:
+                handlers = self._leave.get(cst.BooleanOperation)
+                if handlers:
+                    self._dispatch(handlers, inner)
         facts.end_branch()
 
     def _try(self, node: cst.Try | cst.TryStar) -> None:

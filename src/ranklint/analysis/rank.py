@@ -393,7 +393,10 @@ class RankTaint:
         if isinstance(node, cst.BooleanOperation):
             if _first_and_last_stage(node):
                 return CLEAN
-            return self.taint(node.left, depth + 1) | self.taint(node.right, depth + 1)
+            out = CLEAN
+            for operand in boolean_operands(node, type(node.operator)):
+                out = out | self.taint(operand, depth + 1)
+            return out
         if isinstance(node, cst.UnaryOperation):
             return self.taint(node.expression, depth + 1)
         if isinstance(node, cst.BinaryOperation):
@@ -474,6 +477,22 @@ class RankTaint:
         if isinstance(key, cst.SimpleString) and key.value.strip("\"'") in RANK_ENVIRONMENT:
             return _STRONG
         return CLEAN
+
+
+def boolean_operands(
+    node: cst.BaseExpression, operator: type[cst.BaseBooleanOp]
+) -> list[cst.BaseExpression]:
+    """Operands of a left-nested chain of one boolean operator, in order, iteratively."""
+    operands: list[cst.BaseExpression] = []
+    pending: list[cst.BaseExpression] = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.BooleanOperation) and isinstance(current.operator, operator):
+            pending.append(current.right)
+            pending.append(current.left)
+        else:
+            operands.append(current)
+    return operands
 
 
 def _first_and_last_stage(node: cst.BooleanOperation) -> bool:

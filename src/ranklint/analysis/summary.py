@@ -29,6 +29,7 @@ from ranklint.analysis.rank import (
     RankTaint,
     Taint,
     axes_of_expression,
+    boolean_operands,
     call_target,
     is_external,
 )
@@ -173,6 +174,8 @@ _RANK_ONLY_DECORATORS = frozenset(
         "zero_rank_only",
     }
 )
+# Deepest nesting of branches kept as such in a summary (see begin_branch).
+_MAX_NESTING = 48
 _EXIT_CALLS = frozenset({"sys.exit", "os._exit", "@local:exit", "@local:quit"})
 _STATE_DICT_METHODS = frozenset({"state_dict", "optim_state_dict", "load_state_dict"})
 
@@ -190,7 +193,7 @@ class _Frame:
 @dataclass
 class _BranchState:
     node: cst.BaseExpression
-    branch: Branch
+    branch: Branch | None  # None: nested too deep, its events stay in the outer block
     frame_blocks: int  # depth of the block stack when the branch began
     negate: bool = False
 
@@ -371,23 +374,36 @@ class FactsBuilder:
 
     # -- branches and loops ----------------------------------------------
     def begin_branch(self, test: cst.BaseExpression, *, negate: bool = False) -> None:
-        """A two-armed branch on ``test``; ``negate``: the first arm runs when it is false."""
-        branch = Branch(None)
+        """A two-armed branch on ``test``; ``negate``: the first arm runs when it is false.
+
+        Beyond ``_MAX_NESTING`` levels (500 ``elif``s, chained conditional
+        expressions) branches are not nested further: their events join the
+        enclosing block. This bounds the depth of every later recursion over
+        the events (the project phase, pickling to and from workers).
+        """
         frame = self._frames[-1]
+        if len(frame.blocks) > _MAX_NESTING:
+            self._branches.append(_BranchState(test, None, len(frame.blocks), negate))
+            return
+        branch = Branch(None)
         self._branches.append(_BranchState(test, branch, len(frame.blocks), negate))
         frame.blocks.append(branch.arms[1] if negate else branch.arms[0])
 
     def switch_arm(self) -> None:
         state = self._branches[-1]
+        if state.branch is None:
+            return
         blocks = self._frames[-1].blocks
         blocks.pop()
         blocks.append(state.branch.arms[0] if state.negate else state.branch.arms[1])
 
     def end_branch(self) -> None:
         state = self._branches.pop()
+        branch = state.branch
+        if branch is None:
+            return
         frame = self._frames[-1]
         frame.blocks.pop()
-        branch = state.branch
         if branch.arms[0] or branch.arms[1]:
             branch.cond = self._cond(state.node)
             frame.blocks[-1].append(branch)
@@ -583,10 +599,11 @@ def _is_lazy_test(test: cst.BaseExpression) -> bool:
 def _operands(
     node: cst.BaseExpression, operator: type[cst.BaseBooleanOp]
 ) -> list[cst.BaseExpression]:
-    """The operands of a chain of one boolean operator (``a and b and c``)."""
-    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, operator):
-        return [*_operands(node.left, operator), *_operands(node.right, operator)]
-    return [node]
+    """The operands of a chain of one boolean operator (``a and b and c``), in order.
+
+    Iterative: chains of thousands of terms are left-nested thousands deep.
+    """
+    return boolean_operands(node, operator)
 
 
 def _literal(node: cst.BaseExpression) -> Literal:
