@@ -24,20 +24,22 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("output_format", ["text", "json", "sarif", "github"])
-def test_output_is_byte_identical_serially_in_parallel_and_across_runs(
-    tree: Path, output_format: str
+def test_output_is_byte_identical_serially_in_parallel_cached_and_across_runs(
+    tree: Path, output_format: str, tmp_path: Path
 ) -> None:
-    def run(jobs: str) -> bytes:
+    def run(jobs: str, *cache: str) -> bytes:
         result = run_subprocess(
             sys.executable, "-m", "ranklint", "check", "--format", output_format,
-            "--jobs", jobs, ".", cwd=tree,
+            "--jobs", jobs, *cache, ".", cwd=tree,
         )  # fmt: skip
         assert result.returncode == 1, result.stderr
         return result.stdout.encode()
 
-    serial = run("1")
-    parallel = run("2")
-    parallel_again = run("2")
+    serial = run("1", "--no-cache")
+    parallel = run("2", "--no-cache")
+    parallel_again = run("2", "--no-cache")
+    cold_cache = run("2", "--cache-dir", str(tmp_path / "cache"))
+    warm_cache = run("2", "--cache-dir", str(tmp_path / "cache"))
 
-    assert serial == parallel == parallel_again
+    assert serial == parallel == parallel_again == cold_cache == warm_cache
     assert len(serial) > 1000

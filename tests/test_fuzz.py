@@ -16,7 +16,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, event, given, settings
+from hypothesis import assume, event, example, given, settings
 from hypothesis import strategies as st
 
 from ranklint import Config, Finding, lint_source
@@ -83,6 +83,10 @@ def assert_inside(source: str, finding: Finding) -> None:
 
 
 @given(PROGRAMS)
+@example(
+    # Found by the long profile: a parse error on an empty line had end_col past the line.
+    source="\n\\\r\n",
+).via("discovered failure")
 def test_generated_program_lints_without_error_inside_the_file_deterministically(
     source: str,
 ) -> None:

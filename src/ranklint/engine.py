@@ -7,6 +7,7 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import re
 import sys
 import threading
 import traceback
@@ -32,6 +33,8 @@ from ranklint.suppressions import parse_suppressions
 from ranklint.traversal import Walker
 
 logger = logging.getLogger(__name__)
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 # Below this many files a process pool costs more than it saves.
 _MIN_FILES_FOR_POOL = 8
@@ -127,7 +130,7 @@ class Linter:
         try:
             module = parse_source(text)
         except SourceError as exc:
-            return self._parse_error(path, exc.message, exc.line, exc.col, rules)
+            return self._parse_error(path, exc.message, exc.line, exc.col, rules, text)
 
         visiting = [rule for rule in rules if rule.handlers_on_visit or rule.handlers_on_leave]
         if not visiting and not self._project_codes:
@@ -312,9 +315,17 @@ class Linter:
         line: int,
         col: int,
         rules: Sequence[type[Rule]] | None = None,
+        text: str | None = None,
     ) -> FileResult:
         if ParseError not in (self.rules_for(path) if rules is None else rules):
             return FileResult(path)
+        end_col = col + 1
+        if text is not None:
+            # The span covers the character at the position, or nothing at the
+            # end of a line (an empty line before a stray continuation, say).
+            lines = _NEWLINE.split(text)
+            length = len(lines[line - 1]) if 1 <= line <= len(lines) else 0
+            end_col = col + 1 if col <= length else col
         finding = Finding(
             code=ParseError.code,
             name=ParseError.name,
@@ -324,7 +335,7 @@ class Linter:
             line=line,
             col=col,
             end_line=line,
-            end_col=col + 1,
+            end_col=end_col,
         )
         return FileResult(path, findings=[finding])
 
