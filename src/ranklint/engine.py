@@ -86,18 +86,21 @@ class Linter:
     def lint_source(self, source: str | bytes, path: str) -> FileResult:
         return run_with_large_stack(self._guarded_lint_source, source, path)
 
-    def lint_file_cached(self, path: str, cache: Cache | None) -> FileResult:
-        """:meth:`lint_file`, through ``cache`` when given."""
+    def lint_file_cached(
+        self, path: str, cache: Cache | None, data: bytes | None = None
+    ) -> FileResult:
+        """:meth:`lint_file`, through ``cache`` when given; ``data``: the bytes, if read."""
         if cache is None:
-            return self.lint_file(path)
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except OSError:
-            return self.lint_file(path)  # reports the read error
-        hit = cache.get(path, data)
-        if hit is not None:
-            return hit
+            return self.lint_file(path) if data is None else self.lint_source(data, path)
+        if data is None:
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            except OSError:
+                return self.lint_file(path)  # reports the read error
+            hit = cache.get(path, data)
+            if hit is not None:
+                return hit
         result = self.lint_source(data, path)
         cache.put(path, data, result)
         return result
@@ -526,6 +529,9 @@ def lint_files(
     """
     linter = Linter(config)
     results: list[FileResult | None] = [None] * len(files)
+    # Bytes already read for the cache check, kept for serial misses (at most
+    # the pool threshold's worth; the pool's workers read their own).
+    read: dict[int, bytes] = {}
     if cache is not None:
         for index, path in enumerate(files):
             try:
@@ -534,12 +540,14 @@ def lint_files(
             except OSError:
                 continue
             results[index] = cache.get(path, data)
+            if results[index] is None and len(read) < _MIN_FILES_FOR_POOL:
+                read[index] = data
     misses = [index for index, result in enumerate(results) if result is None]
     workers = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
     workers = min(workers, len(misses))
     if workers <= 1 or len(misses) < _MIN_FILES_FOR_POOL:
         for index in misses:
-            results[index] = linter.lint_file_cached(files[index], cache)
+            results[index] = linter.lint_file_cached(files[index], cache, read.get(index))
     else:
         chunksize = max(1, len(misses) // (workers * 4))
         with ProcessPoolExecutor(

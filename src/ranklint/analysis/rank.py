@@ -448,7 +448,7 @@ class RankTaint:
         if isinstance(func, cst.Attribute) and last == "get" and self._is_environ(func.value):
             return self._environment(node.args[0].value if node.args else None)
         target = call_target(func, self.names)
-        if target is not None and not _is_external(target):
+        if target is not None and not is_external(target):
             return Taint(via=frozenset({target}))
         return CLEAN
 
@@ -556,12 +556,8 @@ _EXTERNAL_ROOTS = frozenset(
 )
 
 
-def _is_external(target: str) -> bool:
-    """Targets that are certainly not project functions (stdlib, torch, big libraries)."""
+def is_external(target: str) -> bool:
+    """Targets that are certainly not project functions (stdlib, torch, numpy, ...)."""
     if target.startswith("@") or target.startswith("."):
         return False
     return target.split(".", 1)[0] in _EXTERNAL_ROOTS
-
-
-def is_external(target: str) -> bool:
-    return _is_external(target)

@@ -465,7 +465,7 @@ class FactsBuilder:
         assumptions: list[tuple[str, bool]] = []
         if taint.possible and isinstance(test, cst.BooleanOperation):
             conjunction = isinstance(test.operator, cst.And)
-            for operand in _operands(test, type(test.operator)):
+            for operand in boolean_operands(test, type(test.operator)):
                 if self.rank.taint(operand).possible:
                     continue
                 part_key, _, part_negated, _ = self._canonical(operand)
@@ -594,16 +594,6 @@ def _is_lazy_test(test: cst.BaseExpression) -> bool:
         and test.comparisons[0].comparator.value == "None"
         and (dotted_name(test.left) or "").startswith("self.")
     )
-
-
-def _operands(
-    node: cst.BaseExpression, operator: type[cst.BaseBooleanOp]
-) -> list[cst.BaseExpression]:
-    """The operands of a chain of one boolean operator (``a and b and c``), in order.
-
-    Iterative: chains of thousands of terms are left-nested thousands deep.
-    """
-    return boolean_operands(node, operator)
 
 
 def _literal(node: cst.BaseExpression) -> Literal:
