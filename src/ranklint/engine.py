@@ -7,16 +7,16 @@ import contextlib
 import logging
 import multiprocessing
 import os
-import re
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 import libcst as cst
+from libcst.metadata import CodeRange
 
 from ranklint.analysis.context import FileContext
 from ranklint.analysis.project import Hop, ProjectFinding, analyze
@@ -25,16 +25,14 @@ from ranklint.analysis.summary import ModuleSummary, Site
 from ranklint.cache import Cache
 from ranklint.config import Config
 from ranklint.findings import Finding, InternalError, TraceStep
-from ranklint.positions import resolve_positions
-from ranklint.rules import PendingFinding, Rule
+from ranklint.positions import NEWLINE, resolve_positions
+from ranklint.rules import PendingFinding, Rule, rule_by_code
 from ranklint.rules.parse import ParseError
 from ranklint.source import SourceError, decode_source, parse_source
-from ranklint.suppressions import parse_suppressions
+from ranklint.suppressions import NO_SUPPRESSIONS, parse_suppressions
 from ranklint.traversal import Walker
 
 logger = logging.getLogger(__name__)
-
-_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 # Below this many files a process pool costs more than it saves.
 _MIN_FILES_FOR_POOL = 8
@@ -172,12 +170,8 @@ class Linter:
         wanted += [(p.statement, p.top_statement) for p in pending if p.statement is not None]
         positions = resolve_positions(module, wanted)
         for item in pending:
-            span = positions[item.node]
-            lines = {span.start.line, span.end.line}
-            if item.statement is not None:
-                statement = positions[item.statement]
-                lines |= {statement.start.line, statement.end.line}
-            if suppressions.suppresses(item.rule.code, sorted(lines)):
+            span = _span(positions, item.node, item.statement)
+            if suppressions.suppresses(item.rule.code, span.lines):
                 continue
             result.findings.append(
                 Finding(
@@ -186,10 +180,10 @@ class Linter:
                     severity=item.rule.severity,
                     message=item.message,
                     path=path,
-                    line=span.start.line,
-                    col=span.start.column + 1,
-                    end_line=span.end.line,
-                    end_col=span.end.column + 1,
+                    line=span.line,
+                    col=span.col,
+                    end_line=span.end_line,
+                    end_col=span.end_col,
                     trace=item.trace,
                 )
             )
@@ -215,11 +209,13 @@ class Linter:
         summaries = [result.summary for result in results if result.summary is not None]
         if not summaries:
             return
-        found = [
-            finding
-            for finding in run_with_large_stack(_analyze_deeply, summaries)
-            if finding.code in {rule.code for rule in self.rules_for(finding.path)}
-        ]
+        codes: dict[str, set[str]] = {}
+        found: list[ProjectFinding] = []
+        for finding in run_with_large_stack(_analyze_deeply, summaries):
+            if finding.path not in codes:
+                codes[finding.path] = {rule.code for rule in self.rules_for(finding.path)}
+            if finding.code in codes[finding.path]:
+                found.append(finding)
         if not found:
             return
         wanted: dict[str, set[Site]] = {}
@@ -232,14 +228,17 @@ class Linter:
             path: self._located(path, sites, sources.get(path), by_path.get(path), cache)
             for path, sites in wanted.items()
         }
+        suppressions = {
+            path: parse_suppressions(place.text) if place.text is not None else NO_SUPPRESSIONS
+            for path, place in located.items()
+        }
         for finding in found:
             made = _project_finding(finding, located)
             result = by_path.get(finding.path)
             if made is None or result is None:
                 continue
-            text = located[finding.path].text
             lines = located[finding.path].sites[finding.site].lines
-            if text is not None and parse_suppressions(text).suppresses(made.code, lines):
+            if suppressions[finding.path].suppresses(made.code, lines):
                 continue
             result.findings.append(made)
         for result in results:
@@ -296,19 +295,10 @@ class Linter:
                 if statement is not None
             ]
             positions = resolve_positions(module, wanted)
-        out: dict[Site, _Span] = {}
-        for site, (node, statement, _) in locator.found.items():
-            span = positions[node]
-            lines = {span.start.line, span.end.line}
-            if statement is not None:
-                lines |= {positions[statement].start.line, positions[statement].end.line}
-            out[site] = _Span(
-                span.start.line,
-                span.start.column + 1,
-                span.end.line,
-                span.end.column + 1,
-                sorted(lines),
-            )
+        out = {
+            site: _span(positions, node, statement)
+            for site, (node, statement, _) in locator.found.items()
+        }
         return _Located(text, out)
 
     def _parse_error(
@@ -326,7 +316,7 @@ class Linter:
         if text is not None:
             # The span covers the character at the position, or nothing at the
             # end of a line (an empty line before a stray continuation, say).
-            lines = _NEWLINE.split(text)
+            lines = NEWLINE.split(text)
             length = len(lines[line - 1]) if 1 <= line <= len(lines) else 0
             end_col = col + 1 if col <= length else col
         finding = Finding(
@@ -351,6 +341,25 @@ class _Span:
     end_col: int
     # Lines whose suppression comments apply (the call's and its statement's).
     lines: list[int]
+
+
+def _span(
+    positions: Mapping[cst.CSTNode, CodeRange],
+    node: cst.CSTNode,
+    statement: cst.CSTNode | None,
+) -> _Span:
+    """1-based span of ``node``; suppression lines include its statement's first and last."""
+    where = positions[node]
+    lines = {where.start.line, where.end.line}
+    if statement is not None:
+        lines |= {positions[statement].start.line, positions[statement].end.line}
+    return _Span(
+        where.start.line,
+        where.start.column + 1,
+        where.end.line,
+        where.end.column + 1,
+        sorted(lines),
+    )
 
 
 @dataclass
@@ -381,8 +390,6 @@ def _analyze_deeply(summaries: Sequence[ModuleSummary]) -> list[ProjectFinding]:
 
 
 def _project_finding(finding: ProjectFinding, located: dict[str, _Located]) -> Finding | None:
-    from ranklint.rules import rule_by_code
-
     rule = rule_by_code(finding.code)
     spans: list[tuple[Hop, _Span]] = []
     for hop in finding.chain:

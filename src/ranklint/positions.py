@@ -17,7 +17,8 @@ import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 # The line breaks libcst's PositionProvider (and Python's tokenizer) count.
-_NEWLINE = re.compile(r"\r\n?|\n")
+# A line break as Python and libcst count them: \r\n, \r or \n.
+NEWLINE = re.compile(r"\r\n?|\n")
 
 # When most top-level statements hold findings, one pass over the module is cheaper.
 _WHOLE_MODULE_SHARE = 0.5
@@ -65,7 +66,7 @@ def _whole_module(module: cst.Module) -> dict[cst.CSTNode, CodeRange]:
 
 
 def _line_breaks(code: str) -> int:
-    return len(_NEWLINE.findall(code))
+    return len(NEWLINE.findall(code))
 
 
 def _shifted(span: CodeRange, lines: int) -> CodeRange:

@@ -381,20 +381,34 @@ class CollectiveAnalysis:
     ) -> list[_Leaf]:
         return self._flatten(events, module, function, {}, assume or {})[0]
 
+    def _relevant_leaves(
+        self,
+        events: Sequence[Event],
+        module: ModuleSummary,
+        function: FunctionSummary,
+        cond: _RankCond,
+        assume: dict[str, bool] | None = None,
+    ) -> list[_Leaf]:
+        """The collectives of ``events`` whose group ``cond`` can split."""
+        return [
+            leaf
+            for leaf in self._event_leaves(events, module, function, assume)
+            if _relevant(leaf, cond)
+        ]
+
     # -- checks ----------------------------------------------------------------
     def _check_function(self, module: ModuleSummary, function: FunctionSummary) -> None:
         if function.rank_only is not None:
             cond = _RankCond(function.rank_only, frozenset({GLOBAL_AXIS}), False)
-            for leaf in self._event_leaves(function.events, module, function):
-                if _relevant(leaf, cond):
-                    self._report(
-                        module,
-                        leaf,
-                        f"{_subject(leaf)} runs only on the rank that `{function.rank_only}` "
-                        f"selects; the other ranks never call it and hang in their next "
-                        f"collective",
-                    )
-                    break
+            hits = self._relevant_leaves(function.events, module, function, cond)
+            if hits:
+                self._report(
+                    module,
+                    hits[0],
+                    f"{_subject(hits[0])} runs only on the rank that `{function.rank_only}` "
+                    f"selects; the other ranks never call it and hang in their next "
+                    f"collective",
+                )
         self._balanced = self._balanced_keys(module, function)
         self._check_block(function.events, module, function)
 
@@ -416,8 +430,9 @@ class CollectiveAnalysis:
             sides = [
                 [
                     leaf.key
-                    for leaf in self._event_leaves(function.events, module, function, {key: value})
-                    if _relevant(leaf, rank)
+                    for leaf in self._relevant_leaves(
+                        function.events, module, function, rank, {key: value}
+                    )
                 ]
                 for value in (True, False)
             ]
@@ -437,14 +452,13 @@ class CollectiveAnalysis:
             elif isinstance(event, Loop):
                 cond = self._rank_cond(event.cond, module, function)
                 if cond is not None:
-                    leaves = self._event_leaves(event.body, module, function)
-                    hit = next((leaf for leaf in leaves if _relevant(leaf, cond)), None)
-                    if hit is not None:
+                    hits = self._relevant_leaves(event.body, module, function, cond)
+                    if hits:
                         self._report(
                             module,
-                            hit,
-                            f"{_subject(hit)} runs in a loop whose trip count depends on the "
-                            f"rank (`{cond.text}`); ranks that iterate fewer times hang in "
+                            hits[0],
+                            f"{_subject(hits[0])} runs in a loop whose trip count depends on "
+                            f"the rank (`{cond.text}`); ranks that iterate fewer times hang in "
                             f"it; make the trip count the same on every rank",
                         )
                 self._check_block(event.body, module, function)
@@ -497,19 +511,11 @@ class CollectiveAnalysis:
     ) -> None:
         """Compare the collectives of arm ``first_arm`` with those of ``other_path``."""
         assume = dict(branch.cond.assumptions) if branch.cond is not None else {}
-        first = [
-            leaf
-            for leaf in self._event_leaves(branch.arms[first_arm], module, function, assume)
-            if _relevant(leaf, cond)
-        ]
+        first = self._relevant_leaves(branch.arms[first_arm], module, function, cond, assume)
         in_arm: list[_Leaf] = []
         if other_arm_length is not None:
             in_arm = self._event_leaves(other_path[:other_arm_length], module, function, assume)
-        second = [
-            leaf
-            for leaf in self._event_leaves(other_path, module, function, assume)
-            if _relevant(leaf, cond)
-        ]
+        second = self._relevant_leaves(other_path, module, function, cond, assume)
         if [leaf.key for leaf in first] == [leaf.key for leaf in second]:
             return
         when_first = f"when `{cond.text}`" if first_arm == 0 else f"when `{cond.text}` is false"
