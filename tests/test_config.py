@@ -19,10 +19,12 @@ def enabled(config: Config) -> list[str]:
 
 RNK1_DEFAULT = ["RNK101", "RNK102", "RNK103", "RNK104", "RNK105", "RNK106", "RNK108", "RNK109"]
 RNK1_ALL = sorted([*RNK1_DEFAULT, "RNK107"])
+RNK2_DEFAULT = ["RNK201", "RNK202"]
+RNK2_ALL = [*RNK2_DEFAULT, "RNK203"]
 
 
 def test_default_selection_is_every_default_enabled_rule() -> None:
-    assert enabled(Config()) == ["RNK001", *RNK1_DEFAULT, "RNK301"]
+    assert enabled(Config()) == ["RNK001", *RNK1_DEFAULT, *RNK2_DEFAULT, "RNK301"]
 
 
 def test_off_by_default_rule_is_enabled_by_its_code_or_all() -> None:
@@ -36,10 +38,10 @@ def test_off_by_default_rule_is_enabled_by_its_code_or_all() -> None:
     [
         ({"select": ("RNK1",)}, RNK1_ALL),
         ({"select": ("RNK101", "RNK301")}, ["RNK101", "RNK301"]),
-        ({"select": ("ALL",), "ignore": ("RNK3",)}, ["RNK001", *RNK1_ALL]),
+        ({"select": ("ALL",), "ignore": ("RNK3",)}, ["RNK001", *RNK1_ALL, *RNK2_ALL]),
         ({"select": ("RNK0",), "extend_select": ("RNK301",)}, ["RNK001", "RNK301"]),
         ({"ignore": ("RNK",)}, []),
-        ({"ignore": ("RNK1",)}, ["RNK001", "RNK301"]),
+        ({"ignore": ("RNK1", "RNK2")}, ["RNK001", "RNK301"]),
     ],
 )
 def test_selection_with_codes_and_prefixes_enables_matching_rules(

@@ -7,8 +7,9 @@ the project call graph is rebuilt from the cached summaries.
 
 Layout: ``<dir>/<format>-<fingerprint>/<key[:2]>/<key>``, where the
 fingerprint covers everything besides the file that decides its results
-(ranklint, Python and libcst versions, enabled rules, per-file ignores,
-analysis settings) and the key the file's path and bytes. ``<dir>`` (by
+(ranklint's version and the hash of its own source, Python and libcst
+versions, enabled rules, per-file ignores, analysis settings) and the key the
+file's path and bytes. ``<dir>`` (by
 default ``.ranklint_cache`` in the project root) holds a ``.gitignore`` and
 a ``CACHEDIR.TAG``. Entries are written to a temporary file and renamed, so
 concurrent runs never see half an entry; an entry that cannot be read back
@@ -21,6 +22,7 @@ project's own source).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import os
@@ -41,7 +43,7 @@ logger = logging.getLogger(__name__)
 
 CACHE_DIR_NAME = ".ranklint_cache"
 CACHE_DIR_ENV = "RANKLINT_CACHE_DIR"
-_FORMAT = 1
+_FORMAT = 2
 _MAGIC = b"ranklint-cache\n"
 _GITIGNORE = "# Created by ranklint: the cache is never committed.\n*\n"
 _CACHEDIR_TAG = (
@@ -59,6 +61,7 @@ def config_fingerprint(config: Config) -> str:
     parts = [
         f"format={_FORMAT}",
         f"ranklint={__version__}",
+        f"source={_source_hash()}",
         f"python={sys.version_info[0]}.{sys.version_info[1]}",
         f"libcst={libcst_version}",
         "rules=" + ",".join(rule.code for rule in config.enabled_rules()),
@@ -67,8 +70,24 @@ def config_fingerprint(config: Config) -> str:
         f"root={Path(config.root).absolute()}",
         "rank-names=" + ",".join((*config.rank_names, *config.extend_rank_names)),
         "extra-collectives=" + ",".join(config.extra_collectives),
+        "hot-functions=" + ",".join((*config.hot_functions, *config.extend_hot_functions)),
+        f"allow-periodic-sync={config.allow_periodic_sync}",
     ]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
+
+
+@functools.lru_cache(maxsize=1)
+def _source_hash() -> str:
+    """Hash of ranklint's own modules: an edited checkout never reuses stale entries."""
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parent
+    for file in sorted(package.rglob("*.py")):
+        digest.update(file.relative_to(package).as_posix().encode())
+        try:
+            digest.update(file.read_bytes())
+        except OSError:
+            digest.update(b"?")
+    return digest.hexdigest()[:16]
 
 
 def default_cache_dir(root: Path) -> Path:

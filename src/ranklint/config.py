@@ -15,6 +15,11 @@ Keys (TOML spelling):
 ``extra-collectives`` project wrappers that issue a collective: qualified
                     function names (``pkg.comm.all_reduce_mean``) or
                     ``Class.method`` (matches ``.method(...)`` calls)
+``hot-functions``   glob patterns of function names that run once per step
+                    (replaces the defaults, see ``DEFAULT_HOT_FUNCTIONS``)
+``extend-hot-functions`` patterns added to ``hot-functions``
+``allow-periodic-sync`` boolean, default true: code under ``if step % N == 0:``
+                    is not hot (a deliberate, amortised sync)
 
 Patterns are matched against paths relative to the directory of the
 configuration file. CLI options override the file: ``--select`` replaces the
@@ -34,6 +39,7 @@ from typing import Any
 
 import pathspec
 
+from ranklint.analysis.hot import DEFAULT_HOT_FUNCTIONS
 from ranklint.analysis.rank import DEFAULT_RANK_NAMES
 from ranklint.rules import Rule, all_rules
 
@@ -78,6 +84,9 @@ _KEYS = (
     "rank-names",
     "extend-rank-names",
     "extra-collectives",
+    "hot-functions",
+    "extend-hot-functions",
+    "allow-periodic-sync",
 )
 _RANK_NAME = re.compile(r"[A-Za-z_*?\[\]][A-Za-z0-9_*?\[\]!]*")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
@@ -111,6 +120,9 @@ class Config:
     rank_names: tuple[str, ...] = DEFAULT_RANK_NAMES
     extend_rank_names: tuple[str, ...] = ()
     extra_collectives: tuple[str, ...] = ()
+    hot_functions: tuple[str, ...] = DEFAULT_HOT_FUNCTIONS
+    extend_hot_functions: tuple[str, ...] = ()
+    allow_periodic_sync: bool = True
     # -- internal ------------------------------------------------------------
     # Directory that patterns are relative to (the config file's directory).
     root: Path = field(default_factory=Path.cwd)
@@ -135,6 +147,8 @@ class Config:
         for key, names in (
             ("rank-names", self.rank_names),
             ("extend-rank-names", self.extend_rank_names),
+            ("hot-functions", self.hot_functions),
+            ("extend-hot-functions", self.extend_hot_functions),
         ):
             for name in names:
                 if not _RANK_NAME.fullmatch(name):
@@ -289,9 +303,18 @@ def config_from_table(table: object, *, source: Path | None, root: Path) -> Conf
         "rank-names",
         "extend-rank-names",
         "extra-collectives",
+        "hot-functions",
+        "extend-hot-functions",
     ):
         if key in table:
             kwargs[key.replace("-", "_")] = _string_list(table[key], f"{where} {key}")
+    if "allow-periodic-sync" in table:
+        value = table["allow-periodic-sync"]
+        if not isinstance(value, bool):
+            raise ConfigError(
+                f"{where} allow-periodic-sync: expected true or false, got {_type_name(value)}"
+            )
+        kwargs["allow_periodic_sync"] = value
     if "per-file-ignores" in table:
         raw = table["per-file-ignores"]
         if not isinstance(raw, dict):

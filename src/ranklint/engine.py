@@ -57,7 +57,10 @@ class Linter:
         self.rules = config.enabled_rules()
         self._per_file_ignores = config.per_file_ignore_specs()
         self.settings = AnalysisSettings.build(
-            (*config.rank_names, *config.extend_rank_names), config.extra_collectives
+            (*config.rank_names, *config.extend_rank_names),
+            config.extra_collectives,
+            (*config.hot_functions, *config.extend_hot_functions),
+            allow_periodic_sync=config.allow_periodic_sync,
         )
         self._project_codes = frozenset(rule.code for rule in self.rules if rule.project)
 
@@ -286,8 +289,18 @@ class Linter:
             return _Located(None, {})
         ctx = FileContext(path=path, module=module, settings=self.settings)
         locator = _Locator(ctx, sites)
+        # The rules that record hot-path candidates record them again, in the
+        # same order: their sites (negative ordinals) name the same nodes.
+        recorders = [
+            rule(ctx, _ignore)
+            for rule in self.rules_for(path)
+            if rule.project and (rule.handlers_on_visit or rule.handlers_on_leave)
+        ]
         with deep_recursion():
-            Walker(ctx, [locator]).walk(module)
+            Walker(ctx, [locator, *recorders]).walk(module)
+            for site in sites:
+                if site.ordinal < 0 and site in ctx.facts.hot_nodes:
+                    locator.found[site] = ctx.facts.hot_nodes[site]
             wanted = [(node, top) for node, _, top in locator.found.values()]
             wanted += [
                 (statement, top)
@@ -383,6 +396,10 @@ class _Locator(Rule):
             self.found[site] = (node, ctx.statement, ctx.top_statement)
 
 
+def _ignore(_: PendingFinding) -> None:
+    """A finding sink for rules run only to record facts again."""
+
+
 def _analyze_deeply(summaries: Sequence[ModuleSummary]) -> list[ProjectFinding]:
     """The project analysis recurses over nested branches and call chains."""
     with deep_recursion():
@@ -397,7 +414,7 @@ def _project_finding(finding: ProjectFinding, located: dict[str, _Located]) -> F
         if span is None or rule is None:
             return None
         spans.append((hop, span))
-    first = spans[0][1]
+    first = spans[finding.anchor][1]
     message = finding.message
     if "{chain}" in message:
         last_hop, last_span = spans[-1]

@@ -240,9 +240,12 @@ class Walker:
         ctx.functions.append(FunctionFrame(node, class_name))
         ctx.names.push(ScopeKind.FUNCTION)
         ctx.facts.enter_function(node, class_name)
+        ctx.tensors.push()
         for param in _all_params(params):
             ctx.names.bind_other(param.name.value)
+        ctx.tensors.bind_params(params)
         self.walk(body)
+        ctx.tensors.pop()
         ctx.facts.leave_function(node)
         ctx.names.pop()
         ctx.functions.pop()
@@ -255,7 +258,9 @@ class Walker:
         ctx.classes.append(node)
         ctx.facts.enter_class(node)
         ctx.names.push(ScopeKind.CLASS)
+        ctx.tensors.push()
         self.walk(node.body)
+        ctx.tensors.pop()
         ctx.names.pop()
         ctx.facts.leave_class()
         ctx.classes.pop()
@@ -290,6 +295,7 @@ class Walker:
         self.walk(node.iter)
         ctx.names.bind_target(node.target, None)
         ctx.rank.bind(node.target, ctx.rank.taint(node.iter))
+        ctx.tensors.bind_loop_target(node.target, node.iter)
         self.walk(node.target)
         ctx.loop_depth += 1
         loop = ctx.facts.begin_loop()
@@ -301,10 +307,11 @@ class Walker:
 
     def _while(self, node: cst.While) -> None:
         ctx = self.ctx
+        # The test runs before every iteration: its events belong to the loop.
+        loop = ctx.facts.begin_loop()
         self.walk(node.test)
         ctx.conditions.append(Condition(node.test, holds=True))
         ctx.loop_depth += 1
-        loop = ctx.facts.begin_loop()
         self.walk(node.body)
         ctx.facts.end_loop(loop, node.test)
         ctx.loop_depth -= 1
@@ -315,6 +322,7 @@ class Walker:
     def _assign(self, node: cst.Assign) -> None:
         self.walk(node.value)
         self.ctx.rank.bind_assignment([t.target for t in node.targets], node.value)
+        self.ctx.tensors.bind_assignment([t.target for t in node.targets], node.value)
         for target in node.targets:
             self.walk(target.target)
             self.ctx.names.bind_target(target.target, node.value)
@@ -324,6 +332,7 @@ class Walker:
         if node.value is not None:
             self.walk(node.value)
         self.walk(node.target)
+        self.ctx.tensors.bind_annotated(node.target, node.annotation.annotation, node.value)
         if node.value is not None:
             self.ctx.rank.bind_assignment([node.target], node.value)
             self.ctx.names.bind_target(node.target, node.value)
@@ -333,11 +342,13 @@ class Walker:
         self.walk(node.value)
         self.walk(node.target)
         rank.bind(node.target, rank.taint(node.target) | rank.taint(node.value))
+        self.ctx.tensors.bind_augmented(node.target, node.value)
         self.ctx.names.bind_target(node.target, None)
 
     def _named_expr(self, node: cst.NamedExpr) -> None:
         self.walk(node.value)
         self.ctx.rank.bind_assignment([node.target], node.value)
+        self.ctx.tensors.bind_assignment([node.target], node.value)
         self.ctx.names.bind_target(node.target, node.value)
 
     def _import(self, node: cst.Import | cst.ImportFrom) -> None:

@@ -10,6 +10,7 @@ from ranklint.analysis.names import NameTable
 from ranklint.analysis.rank import RankTaint
 from ranklint.analysis.settings import AnalysisSettings
 from ranklint.analysis.summary import FactsBuilder
+from ranklint.analysis.tensors import TensorTypes
 
 
 @dataclass(frozen=True)
@@ -58,12 +59,13 @@ class FileContext:
     rank: RankTaint = field(init=False)
     # The per-function event summaries being built (see analysis.summary).
     facts: FactsBuilder = field(init=False)
+    # Which expressions are known to be tensors (see analysis.tensors).
+    tensors: TensorTypes = field(init=False)
 
     def __post_init__(self) -> None:
         self.rank = RankTaint(self.names, self.settings.rank_names)
-        self.facts = FactsBuilder(
-            self.module, self.path, self.rank, self.settings.extra, self.settings.extra_methods
-        )
+        self.facts = FactsBuilder(self.module, self.path, self.rank, self.settings)
+        self.tensors = TensorTypes(self.names)
 
     @property
     def function(self) -> FunctionFrame | None:

@@ -159,6 +159,17 @@ class NameTable:
             return f"{star[0]}.{name}"
         return None
 
+    def is_bound(self, name: str) -> bool:
+        """Whether ``name`` is bound in a visible scope (it shadows a builtin)."""
+        innermost = len(self._scopes) - 1
+        for index in range(innermost, -1, -1):
+            scope = self._scopes[index]
+            if scope.kind is ScopeKind.CLASS and index != innermost:
+                continue
+            if name in scope.bindings:
+                return True
+        return False
+
     def resolve(self, node: cst.BaseExpression) -> str | None:
         """Qualified name of a name or attribute chain, through imports."""
         if isinstance(node, cst.Name):

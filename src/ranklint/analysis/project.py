@@ -66,6 +66,9 @@ class ProjectFinding:
     # ``{chain}`` is replaced by the located call chain.
     message: str
     chain: tuple[Hop, ...]
+    # The hop the finding is placed at: the first call of the chain (a call
+    # that reaches a collective), or the last (a sync reached from hot code).
+    anchor: int = 0
 
 
 @dataclass(frozen=True)
@@ -92,7 +95,7 @@ class _RankCond:
 
 
 @dataclass(frozen=True)
-class _FunctionRef:
+class FunctionRef:
     module: ModuleSummary
     function: FunctionSummary
 
@@ -132,7 +135,7 @@ class ProjectIndex:
     # -- resolution ----------------------------------------------------------
     def resolve(
         self, target: str, module: ModuleSummary, context: FunctionSummary
-    ) -> _FunctionRef | None:
+    ) -> FunctionRef | None:
         if target.startswith("@self:"):
             if context.class_name is None:
                 return None
@@ -144,7 +147,7 @@ class ProjectIndex:
 
     def _local(
         self, module: ModuleSummary, name: str, context: FunctionSummary
-    ) -> _FunctionRef | None:
+    ) -> FunctionRef | None:
         parts = context.qualname.split(".") if context.qualname != "<module>" else []
         for end in range(len(parts), -1, -1):
             candidate = ".".join((*parts[:end], name))
@@ -153,10 +156,10 @@ class ProjectIndex:
                 return found
         return None
 
-    def _symbol(self, module: ModuleSummary, qualname: str, depth: int) -> _FunctionRef | None:
+    def _symbol(self, module: ModuleSummary, qualname: str, depth: int) -> FunctionRef | None:
         function = module.functions.get(qualname)
         if function is not None:
-            return _FunctionRef(module, function)
+            return FunctionRef(module, function)
         if qualname in module.classes:
             return self._method(module, qualname, "__init__", depth)
         head, _, rest = qualname.partition(".")
@@ -171,12 +174,12 @@ class ProjectIndex:
 
     def _method(
         self, module: ModuleSummary, class_qualname: str, method: str, depth: int
-    ) -> _FunctionRef | None:
+    ) -> FunctionRef | None:
         if depth > _MAX_RESOLVE:
             return None
         function = module.functions.get(f"{class_qualname}.{method}")
         if function is not None:
-            return _FunctionRef(module, function)
+            return FunctionRef(module, function)
         context = FunctionSummary(class_qualname, None, ())
         for base in module.classes.get(class_qualname, ()):
             owner = self._class(base, module, context, depth + 1)
@@ -204,7 +207,7 @@ class ProjectIndex:
                 return self._class(again, owner, context, depth + 1)
         return None
 
-    def _qualified(self, target: str, depth: int) -> _FunctionRef | None:
+    def _qualified(self, target: str, depth: int) -> FunctionRef | None:
         for owner, rest in self._splits(target):
             found = self._symbol(owner, rest, depth)
             if found is not None:
@@ -245,7 +248,7 @@ class ProjectIndex:
         return ".".join([*package, rest]) if rest else ".".join(package)
 
     # -- rank predicates -----------------------------------------------------
-    def returns_rank(self, ref: _FunctionRef, depth: int = 0) -> tuple[frozenset[str], bool] | None:
+    def returns_rank(self, ref: FunctionRef, depth: int = 0) -> tuple[frozenset[str], bool] | None:
         """(axes, membership test) of the rank value ``ref`` returns, or ``None``."""
         key = ref.key
         if key in self._returns_rank:
@@ -293,7 +296,7 @@ class CollectiveAnalysis:
         return self.findings
 
     # -- sequences -----------------------------------------------------------
-    def leaves_of(self, ref: _FunctionRef, bindings: dict[str, Literal]) -> tuple[_Leaf, ...]:
+    def leaves_of(self, ref: FunctionRef, bindings: dict[str, Literal]) -> tuple[_Leaf, ...]:
         """The collectives a call of ``ref`` issues, with parameters bound to literals."""
         frozen = tuple(sorted(bindings.items(), key=lambda item: item[0]))
         key = (*ref.key, frozen)
@@ -710,5 +713,8 @@ def _conds(events: Sequence[Event]) -> Iterator[Cond]:
 
 def analyze(summaries: Sequence[ModuleSummary]) -> list[ProjectFinding]:
     """All project-phase findings for the files of one run."""
+    # Imported here: the hot-path analysis builds on this module's index.
+    from ranklint.analysis.hot_path import HotPathAnalysis
+
     index = ProjectIndex(summaries)
-    return CollectiveAnalysis(index).run()
+    return [*CollectiveAnalysis(index).run(), *HotPathAnalysis(index).run()]

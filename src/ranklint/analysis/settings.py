@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ranklint.analysis.catalog import CallSpec, extra_spec
+from ranklint.analysis.hot import DEFAULT_HOT_FUNCTIONS
 from ranklint.analysis.rank import DEFAULT_RANK_NAMES, RankNames
 
 
@@ -15,9 +16,20 @@ class AnalysisSettings:
     # extra-collectives: qualified name -> spec, method name -> spec
     extra: dict[str, CallSpec] = field(default_factory=dict)
     extra_methods: dict[str, CallSpec] = field(default_factory=dict)
+    # hot-functions: names of functions that run once per step (glob patterns).
+    hot_functions: RankNames = field(default_factory=lambda: RankNames(DEFAULT_HOT_FUNCTIONS))
+    # allow-periodic-sync: code under `if step % N == 0:` is not hot.
+    allow_periodic_sync: bool = True
 
     @classmethod
-    def build(cls, rank_names: Sequence[str], extra_collectives: Sequence[str]) -> AnalysisSettings:
+    def build(
+        cls,
+        rank_names: Sequence[str],
+        extra_collectives: Sequence[str],
+        hot_functions: Sequence[str] = DEFAULT_HOT_FUNCTIONS,
+        *,
+        allow_periodic_sync: bool = True,
+    ) -> AnalysisSettings:
         extra: dict[str, CallSpec] = {}
         methods: dict[str, CallSpec] = {}
         for entry in extra_collectives:
@@ -26,4 +38,10 @@ class AnalysisSettings:
                 methods[spec.methods[0]] = spec
             else:
                 extra[entry] = spec
-        return cls(RankNames(rank_names), extra, methods)
+        return cls(
+            RankNames(rank_names),
+            extra,
+            methods,
+            RankNames(hot_functions),
+            allow_periodic_sync,
+        )

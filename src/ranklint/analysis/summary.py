@@ -19,10 +19,12 @@ for the few sites that end up in a finding.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from ranklint.analysis.catalog import CallKind, CallSpec, ParamRef, lookup, lookup_method
+from ranklint.analysis.hot import hot_reason, marker_label, periodic_arm
 from ranklint.analysis.names import dotted_name
 from ranklint.analysis.rank import (
     CLEAN,
@@ -34,10 +36,18 @@ from ranklint.analysis.rank import (
     is_external,
 )
 
+if TYPE_CHECKING:
+    from ranklint.analysis.settings import AnalysisSettings
+
 
 @dataclass(frozen=True, slots=True)
 class Site:
-    """A call site: module-level statement index and call ordinal within it."""
+    """A place in a file: module-level statement index and an ordinal within it.
+
+    A positive ordinal counts calls in walk order (the n-th call of the
+    statement); a negative one counts hot-path candidates (:class:`HotUse`) that
+    the enabled rules recorded in the statement, also in walk order.
+    """
 
     top: int
     ordinal: int
@@ -108,9 +118,40 @@ class CallEvent:
 
 
 @dataclass(slots=True)
+class Marker:
+    """A call that makes the loop around it a step loop: ``loss.backward()``,
+    ``optimizer.step()``, ``zero_grad()``, a model forward (see :mod:`ranklint.analysis.hot`)."""
+
+    label: str
+    # A training marker (backward, optimizer step, hot-named call) rather
+    # than a model forward: preferred when a message names the loop.
+    training: bool = True
+
+
+@dataclass(slots=True)
+class HotUse:
+    """Code that costs something every time it runs: a finding when it runs every step.
+
+    Recorded by the RNK2xx rules during the walk; the project phase decides
+    which ones are in hot code and words the finding as
+    ``{text} {where}; {advice}``.
+    """
+
+    code: str
+    site: Site
+    label: str  # how it reads: `loss.item()`
+    text: str
+    advice: str
+
+
+@dataclass(slots=True)
 class Branch:
     cond: Cond | None
     arms: tuple[list[Event], list[Event]] = field(default_factory=lambda: ([], []))
+    # 1: the first arm runs once every N steps (`if step % N == 0:`); -1: the
+    # second arm does (`if step % N:`); 0: neither. Set only when periodic code
+    # is allowed to sync (`allow-periodic-sync`).
+    periodic: int = 0
 
 
 @dataclass(slots=True)
@@ -131,7 +172,7 @@ class Opaque:
     body: list[Event] = field(default_factory=list)
 
 
-Event = Collective | CallEvent | Branch | Loop | Exit | Opaque
+Event = Collective | CallEvent | Branch | Loop | Exit | Opaque | Marker | HotUse
 
 
 @dataclass(slots=True)
@@ -147,6 +188,11 @@ class FunctionSummary:
     # Decorator that runs the body on one rank only (``@rank_zero_only``).
     rank_only: str | None = None
     name: str = ""
+    # Why every call of this function is per-step code (hot-functions name,
+    # `@torch.compile`, `# ranklint: hot`), or None.
+    hot: str | None = None
+    # The hot reason holds only if the class is an nn.Module (``forward``).
+    hot_if_module: bool = False
 
 
 @dataclass(slots=True)
@@ -206,14 +252,14 @@ class FactsBuilder:
         module: cst.Module,
         path: str,
         rank: RankTaint,
-        extra: dict[str, CallSpec],
-        extra_methods: dict[str, CallSpec],
+        settings: AnalysisSettings,
     ) -> None:
         self.module = module
         self.path = path
         self.rank = rank
-        self.extra = extra
-        self.extra_methods = extra_methods
+        self.settings = settings
+        self.extra = settings.extra
+        self.extra_methods = settings.extra_methods
         self.functions: dict[str, FunctionSummary] = {}
         self.classes: dict[str, tuple[str, ...]] = {}
         top = FunctionSummary("<module>", None, ())
@@ -224,6 +270,11 @@ class FactsBuilder:
         self.state_dict_contexts = 0
         # id(call node) -> classification; the nodes live as long as the walk.
         self._classified: dict[int, tuple[CallSpec | None, str | None]] = {}
+        # Hot-path candidates: site -> (node, statement, top-level statement),
+        # for placing the ones that become findings (see Site).
+        self.hot_nodes: dict[Site, tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None]] = {}
+        self._hot_top = -1
+        self._hot_count = 0
 
     # -- structure ---------------------------------------------------------
     def enter_function(self, node: cst.FunctionDef | cst.Lambda, class_name: str | None) -> None:
@@ -249,6 +300,9 @@ class FactsBuilder:
             name = dotted_name(_decorator_callee(decorator.decorator))
             if name is not None and name.rsplit(".", 1)[-1] in _RANK_ONLY_DECORATORS:
                 summary.rank_only = "@" + name
+        summary.hot, summary.hot_if_module = hot_reason(
+            node, class_name, self.settings.hot_functions, self.rank.names
+        )
         self.functions.setdefault(qualname, summary)
         self._frames.append(_Frame(summary, [summary.events]))
         self._names.append(node.name.value)
@@ -296,6 +350,9 @@ class FactsBuilder:
                 # holds the same value on every member.
                 self.rank.bind(node.args[0].value, CLEAN)
             return
+        marker = marker_label(node, self.settings.hot_functions)
+        if marker is not None:
+            self._block.append(Marker(*marker))
         if target is None:
             return
         if target in _EXIT_CALLS:
@@ -366,6 +423,24 @@ class FactsBuilder:
     def exit(self, kind: str) -> None:
         self._block.append(Exit(kind))
 
+    def hot_use(
+        self,
+        code: str,
+        node: cst.CSTNode,
+        label: str,
+        text: str,
+        advice: str,
+        where: tuple[int, cst.CSTNode | None, cst.CSTNode | None],
+    ) -> None:
+        """Record a hot-path candidate at ``node``; ``where``: (top index, statement, top)."""
+        top, statement, top_statement = where
+        if top != self._hot_top:
+            self._hot_top, self._hot_count = top, 0
+        self._hot_count += 1
+        site = Site(top, -self._hot_count)
+        self.hot_nodes[site] = (node, statement, top_statement)
+        self._block.append(HotUse(code, site, label, text, advice))
+
     def returned(self, value: cst.BaseExpression | None) -> None:
         frame = self._frames[-1]
         if value is not None and not frame.discard:
@@ -406,6 +481,9 @@ class FactsBuilder:
         frame.blocks.pop()
         if branch.arms[0] or branch.arms[1]:
             branch.cond = self._cond(state.node)
+            if self.settings.allow_periodic_sync:
+                # arms[0] always holds the code that runs when the test holds.
+                branch.periodic = periodic_arm(state.node)
             frame.blocks[-1].append(branch)
             if (
                 branch.cond is not None

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ranklint.rules import imports, parse, process_groups
+from ranklint.rules import hot_path, imports, parse, process_groups
 from ranklint.rules.base import PendingFinding, Rule, registered_rules
 
 # The modules above register their rules on import; keep the names referenced.
-RULE_MODULES = (parse, process_groups, imports)
+RULE_MODULES = (parse, process_groups, hot_path, imports)
 
 
 def all_rules() -> list[type[Rule]]:

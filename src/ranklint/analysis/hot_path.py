@@ -1,0 +1,217 @@
+"""The project phase for hot-path rules (RNK2xx): which code runs every step.
+
+Hot regions, from every file's summary (see :mod:`ranklint.analysis.hot`):
+
+- the body of a *step loop*: a loop whose body reaches a step marker
+  (``loss.backward()``, ``optimizer.step()``, a model forward, a call of a
+  hot-named function), directly or through a project function that performs a
+  step on every call (a marker outside any loop of its own);
+- the whole body of a *hot function* (``hot-functions`` names, ``forward`` of
+  an ``nn.Module``, ``@torch.compile``, ``# ranklint: hot``);
+- transitively, every project function called from hot code: the finding
+  shows the call chain from the hot region.
+
+Not hot: code before or after a step loop, exception handlers, and periodic
+arms (``if step % N == 0:``; also the rest of a block after ``if step % N:
+continue``) unless periodic syncs are disallowed.
+
+Every :class:`~ranklint.analysis.summary.HotUse` recorded in hot code becomes a
+:class:`~ranklint.analysis.project.ProjectFinding` placed at the use itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ranklint.analysis.project import FunctionRef, Hop, ProjectFinding, ProjectIndex
+from ranklint.analysis.summary import (
+    Branch,
+    CallEvent,
+    Event,
+    Exit,
+    FunctionSummary,
+    HotUse,
+    Loop,
+    Marker,
+    ModuleSummary,
+    Opaque,
+    Site,
+)
+
+# Chains longer than this are not followed (calls from hot code to hot code).
+_MAX_CHAIN = 8
+# Base classes whose subclasses' `forward` runs every step.
+_MODULE_BASE = re.compile(r"(Module|Model|Layer|Block|Function|Net|Network|Wrapper)$")
+
+
+@dataclass(frozen=True)
+class HotRegion:
+    """Why code is hot: how messages say it, and the call chain into it."""
+
+    where: str
+    chain: tuple[Hop, ...] = ()
+
+
+class HotPathAnalysis:
+    """Finds the hot-path candidates that run every step."""
+
+    def __init__(self, index: ProjectIndex) -> None:
+        self.index = index
+        self.findings: list[ProjectFinding] = []
+        self._reported: set[tuple[str, Site]] = set()
+        self._hot: set[tuple[str, str]] = set()  # functions hot as a whole
+        self._steps: dict[tuple[str, str], str | None] = {}
+        self._queue: deque[tuple[FunctionRef, HotRegion]] = deque()
+
+    def run(self) -> list[ProjectFinding]:
+        roots: list[tuple[FunctionRef, str]] = []
+        scans: list[FunctionRef] = []
+        for module in self.index.summaries:
+            for function in (module.module, *module.functions.values()):
+                ref = FunctionRef(module, function)
+                reason = self._hot_reason(module, function)
+                if reason is not None:
+                    roots.append((ref, reason))
+                    self._hot.add(ref.key)
+                else:
+                    scans.append(ref)
+        for ref, reason in roots:
+            region = HotRegion(f"it is in `{ref.function.qualname}`, which {reason}")
+            self._walk(ref, ref.function.events, region)
+        for ref in scans:
+            self._scan(ref, ref.function.events)
+        while self._queue:
+            ref, region = self._queue.popleft()
+            self._walk(ref, ref.function.events, region)
+        return self.findings
+
+    # -- what is hot ---------------------------------------------------------
+    def _hot_reason(self, module: ModuleSummary, function: FunctionSummary) -> str | None:
+        if function.hot is None:
+            return None
+        if function.hot_if_module:
+            class_qualname = function.qualname.rsplit(".", 1)[0]
+            if not self._module_like(module, class_qualname, 0):
+                return None
+        return function.hot
+
+    def _module_like(self, module: ModuleSummary, class_qualname: str, depth: int) -> bool:
+        if depth > 6:
+            return False
+        context = FunctionSummary(class_qualname, None, ())
+        for base in module.classes.get(class_qualname, ()):
+            last = re.split(r"[.:]", base)[-1]
+            if _MODULE_BASE.search(last):
+                return True
+            owner = self.index._class(base, module, context, depth + 1)
+            if owner is not None and self._module_like(owner[0], owner[1], depth + 1):
+                return True
+        return False
+
+    def _step_label(self, ref: FunctionRef) -> str | None:
+        """How a call of ``ref`` performs a step (a marker outside its loops), or None."""
+        key = ref.key
+        if key in self._steps:
+            return self._steps[key]
+        self._steps[key] = None  # cycle guard
+        found: str | None = None
+        if self._hot_reason(ref.module, ref.function) is not None:
+            found = f"{ref.function.name or ref.function.qualname}()"
+        else:
+            found = self._marker(ref, ref.function.events, loops=False)
+        self._steps[key] = found
+        return found
+
+    def _marker(self, ref: FunctionRef, events: Sequence[Event], *, loops: bool) -> str | None:
+        """The first training marker ``events`` reach, else the first model forward."""
+        return self._find_marker(ref, events, loops=loops, training=True) or self._find_marker(
+            ref, events, loops=loops, training=False
+        )
+
+    def _find_marker(
+        self, ref: FunctionRef, events: Sequence[Event], *, loops: bool, training: bool
+    ) -> str | None:
+        """The first step marker in ``events`` (inside nested loops if ``loops``)."""
+        for event in events:
+            if isinstance(event, Marker):
+                if event.training or not training:
+                    return event.label
+            elif isinstance(event, CallEvent):
+                callee = self.index.resolve(event.target, ref.module, ref.function)
+                if callee is not None and self._step_label(callee) is not None:
+                    return f"{event.label}()"
+            elif isinstance(event, Branch):
+                for arm in event.arms:
+                    found = self._find_marker(ref, arm, loops=loops, training=training)
+                    if found is not None:
+                        return found
+            elif isinstance(event, Loop) and loops:
+                found = self._find_marker(ref, event.body, loops=loops, training=training)
+                if found is not None:
+                    return found
+        return None
+
+    # -- walking hot code ----------------------------------------------------
+    def _scan(self, ref: FunctionRef, events: Sequence[Event]) -> None:
+        """Find the step loops of a function that is not hot as a whole."""
+        for event in events:
+            if isinstance(event, Loop):
+                marker = self._marker(ref, event.body, loops=True)
+                if marker is not None:
+                    owner = ref.function.qualname
+                    place = "at module level" if owner == "<module>" else f"of `{owner}`"
+                    where = f"it is in a step loop {place} (the loop calls `{marker}`)"
+                    self._walk(ref, event.body, HotRegion(where))
+                else:
+                    self._scan(ref, event.body)
+            elif isinstance(event, Branch):
+                for arm in event.arms:
+                    self._scan(ref, arm)
+            elif isinstance(event, Opaque):
+                self._scan(ref, event.body)
+
+    def _walk(self, ref: FunctionRef, events: Sequence[Event], region: HotRegion) -> None:
+        for event in events:
+            if isinstance(event, HotUse):
+                self._report(ref, event, region)
+            elif isinstance(event, CallEvent):
+                self._enter(ref, event, region)
+            elif isinstance(event, Loop):
+                self._walk(ref, event.body, region)
+            elif isinstance(event, Branch):
+                for index, arm in enumerate(event.arms):
+                    if event.periodic != (1 if index == 0 else -1):
+                        self._walk(ref, arm, region)
+                if event.periodic == -1 and _exits(event.arms[0]):
+                    # `if step % N: continue`: the rest runs once every N steps.
+                    return
+
+    def _enter(self, ref: FunctionRef, event: CallEvent, region: HotRegion) -> None:
+        if len(region.chain) >= _MAX_CHAIN:
+            return
+        callee = self.index.resolve(event.target, ref.module, ref.function)
+        if callee is None or callee.key in self._hot:
+            return
+        self._hot.add(callee.key)
+        hop = Hop(ref.module.path, event.site, f"{event.label}()")
+        self._queue.append((callee, HotRegion(region.where, (*region.chain, hop))))
+
+    def _report(self, ref: FunctionRef, use: HotUse, region: HotRegion) -> None:
+        path = ref.module.path
+        key = (path, use.site)
+        if key in self._reported:
+            return
+        self._reported.add(key)
+        where = region.where
+        if region.chain:
+            where = where.replace("it is in", "it is reached from", 1) + ": {chain}"
+        chain = (*region.chain, Hop(path, use.site, use.label))
+        message = f"{use.text}, every step: {where}; {use.advice}"
+        self.findings.append(ProjectFinding(use.code, path, use.site, message, chain, anchor=-1))
+
+
+def _exits(events: Sequence[Event]) -> bool:
+    return any(isinstance(event, Exit) and event.kind in ("continue", "return") for event in events)

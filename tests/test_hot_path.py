@@ -1,0 +1,349 @@
+"""Hot-path analysis (RNK201-RNK203): hot regions, chains across files, tensor-ness, config."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ranklint import Config, lint_paths, lint_source
+from ranklint.config import ConfigError, config_from_table
+from ranklint.findings import Finding
+from tests.conftest import write
+
+HOT = ("RNK201", "RNK202", "RNK203")
+
+
+def hot_findings(source: str, config: Config | None = None) -> list[tuple[int, str]]:
+    result = lint_source(textwrap.dedent(source).lstrip("\n"), "snippet.py", config or Config())
+    assert result.errors == []
+    return [(f.line, f.code) for f in result.findings if f.code in HOT]
+
+
+PERIODIC = """
+def train(model, loader, optimizer):
+    for step, batch in enumerate(loader):
+        loss = model(batch).mean()
+        loss.backward()
+        optimizer.step()
+        if step % 100 == 0:
+            print(loss.item())
+"""
+
+
+def test_periodic_sync_is_allowed_by_default() -> None:
+    assert hot_findings(PERIODIC) == []
+
+
+def test_periodic_sync_is_reported_when_allow_periodic_sync_is_false() -> None:
+    config = Config(allow_periodic_sync=False)
+
+    assert hot_findings(PERIODIC, config) == [(7, "RNK201")]
+
+
+def test_sync_after_the_training_loop_is_not_reported() -> None:
+    source = """
+    def train(model, loader, optimizer):
+        for batch in loader:
+            loss = model(batch).mean()
+            loss.backward()
+            optimizer.step()
+        print(loss.item())
+        return float(loss)
+    """
+
+    assert hot_findings(source) == []
+
+
+def test_loop_without_step_markers_is_not_hot() -> None:
+    source = """
+    def collect(values):
+        out = []
+        for value in values:
+            out.append(value.item())
+        return out
+    """
+
+    assert hot_findings(source) == []
+
+
+def test_python_numbers_and_shapes_in_a_step_loop_are_not_reported() -> None:
+    source = """
+    import torch
+
+
+    def train(model, loader, optimizer, lr: float):
+        for batch in loader:
+            logits = model(batch)
+            loss = logits.mean()
+            loss.backward()
+            optimizer.step()
+            seen = len(logits) + logits.shape[0] + logits.size(1)
+            scaled = float(lr) * 2
+            if seen > 10 and logits is not None:
+                print(f"seen {seen} lr {scaled}")
+            host = torch.tensor([1.5, 2.5])
+            value = float(host.sum())
+    """
+
+    assert hot_findings(source) == []
+
+
+def test_reassigned_python_number_is_no_longer_a_tensor() -> None:
+    source = """
+    def train(model, loader, optimizer):
+        for batch in loader:
+            loss = model(batch).mean()
+            loss.backward()
+            optimizer.step()
+            loss = loss.item()
+            print(f"{loss:.3f}")
+    """
+
+    assert hot_findings(source) == [(6, "RNK201")]
+
+
+def test_step_through_a_helper_makes_the_calling_loop_hot() -> None:
+    source = """
+    def step(model, batch, optimizer):
+        loss = model(batch).mean()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+
+    def train(model, loader, optimizer):
+        for batch in loader:
+            loss = step(model, batch, optimizer)
+            print(loss.item())
+    """
+
+    assert hot_findings(source) == [(11, "RNK201")]
+
+
+def test_a_function_with_its_own_step_loop_does_not_make_its_callers_loop_hot() -> None:
+    source = """
+    def train_epoch(model, loader, optimizer):
+        for batch in loader:
+            loss = model(batch).mean()
+            loss.backward()
+            optimizer.step()
+        return loss
+
+
+    def main(model, loader, optimizer, epochs):
+        for epoch in range(epochs):
+            loss = train_epoch(model, loader, optimizer)
+            print(f"epoch {epoch} loss {loss.item()}")
+    """
+
+    assert hot_findings(source) == []
+
+
+def test_hot_functions_config_replaces_the_default_names() -> None:
+    source = """
+    def my_update(loss):
+        return loss.item()
+
+
+    def train_step(loss):
+        return loss.item()
+    """
+
+    default = hot_findings(source)
+    custom = hot_findings(source, Config(hot_functions=("my_update",)))
+    extended = hot_findings(source, Config(extend_hot_functions=("my_*",)))
+
+    assert default == [(6, "RNK201")]
+    assert custom == [(2, "RNK201")]
+    assert extended == [(2, "RNK201"), (6, "RNK201")]
+
+
+def test_forward_of_a_plain_class_is_not_hot() -> None:
+    source = """
+    class Pipeline:
+        def forward(self, x):
+            return x.item()
+
+
+    def forward(x):
+        return x.item()
+    """
+
+    assert hot_findings(source) == []
+
+
+def test_forward_of_a_subclass_of_a_project_module_is_hot() -> None:
+    source = """
+    import torch
+
+
+    class Base(torch.nn.Module):
+        pass
+
+
+    class Head(Base):
+        def forward(self, x):
+            return x.item()
+    """
+
+    assert hot_findings(source) == [(10, "RNK201")]
+
+
+def test_sync_in_an_exception_handler_is_not_reported() -> None:
+    source = """
+    def train_step(model, batch):
+        try:
+            loss = model(batch).mean()
+        except RuntimeError:
+            print(batch.cpu())
+            raise
+        return loss
+    """
+
+    assert hot_findings(source) == []
+
+
+def test_rest_of_loop_after_periodic_continue_is_not_hot() -> None:
+    source = """
+    def train(model, loader, optimizer):
+        for step, batch in enumerate(loader):
+            loss = model(batch).mean()
+            loss.backward()
+            optimizer.step()
+            if step % 50:
+                continue
+            print(loss.item())
+    """
+
+    assert hot_findings(source) == []
+
+
+def test_suppression_comment_on_the_sync_line_silences_the_finding() -> None:
+    source = """
+    def train_step(loss):
+        return loss.item()  # noqa: RNK201
+    """
+
+    assert hot_findings(source) == []
+
+
+def test_chained_copy_is_reported_once() -> None:
+    source = """
+    def train_step(x):
+        return x.detach().cpu().numpy().tolist()
+    """
+
+    assert hot_findings(source) == [(2, "RNK201")]
+
+
+def test_implicit_device_factory_is_opt_in() -> None:
+    source = """
+    import torch
+
+
+    def train_step(batch):
+        return batch + torch.zeros(4)
+    """
+
+    assert hot_findings(source) == []
+    assert hot_findings(source, Config(extend_select=("RNK203",))) == [(5, "RNK203")]
+
+
+# -- across files --------------------------------------------------------------
+METRICS = """
+def log_metrics(loss, step):
+    print("loss", loss.item())
+"""
+TRAIN = """
+from pkg.metrics import log_metrics
+
+
+def train(model, loader, optimizer):
+    for step, batch in enumerate(loader):
+        loss = model(batch).mean()
+        loss.backward()
+        optimizer.step()
+        log_metrics(loss, step)
+"""
+
+
+def _package(root: Path) -> Path:
+    write(root / "pkg" / "__init__.py", "")
+    write(root / "pkg" / "metrics.py", METRICS)
+    write(root / "pkg" / "train.py", TRAIN)
+    return root / "pkg"
+
+
+def _hot(findings: list[Finding]) -> list[Finding]:
+    return [f for f in findings if f.code in HOT]
+
+
+def test_helper_in_another_module_called_from_the_training_loop_is_reported_with_its_chain(
+    tmp_path: Path,
+) -> None:
+    package = _package(tmp_path)
+
+    result = lint_paths([package], Config(), jobs=1, cache_dir=None)
+
+    (finding,) = _hot(result.findings)
+    assert Path(finding.path).name == "metrics.py"
+    assert finding.line == 2
+    assert "log_metrics() -> loss.item() at" in finding.message
+    assert "step loop of `train`" in finding.message
+    assert [Path(step.path).name for step in finding.trace] == ["train.py", "metrics.py"]
+    assert finding.trace[0].line == 9
+
+
+def test_chain_findings_are_identical_with_a_cold_and_a_warm_cache(tmp_path: Path) -> None:
+    package = _package(tmp_path / "src")
+    cache = tmp_path / "cache"
+
+    cold = lint_paths([package], Config(), jobs=1, cache_dir=cache)
+    warm = lint_paths([package], Config(), jobs=1, cache_dir=cache)
+
+    assert _hot(cold.findings) == _hot(warm.findings)
+    assert len(_hot(warm.findings)) == 1
+
+
+def test_subset_run_still_sees_the_training_loop_that_makes_a_helper_hot(tmp_path: Path) -> None:
+    package = _package(tmp_path)
+    write(tmp_path / "pyproject.toml", "[tool.ranklint]\n")
+
+    result = lint_paths(
+        [package / "metrics.py"],
+        Config(root=tmp_path),
+        jobs=1,
+        cache_dir=None,
+        whole_project=True,
+    )
+
+    assert [(Path(f.path).name, f.line) for f in _hot(result.findings)] == [("metrics.py", 2)]
+
+
+# -- configuration -------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ({"hot-functions": "train_step"}, "expected a list of strings"),
+        ({"extend-hot-functions": ["bad name"]}, "is not a name or glob pattern"),
+        ({"allow-periodic-sync": "yes"}, "expected true or false"),
+    ],
+)
+def test_bad_hot_path_configuration_is_a_clear_error(
+    table: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        config_from_table(table, source=None, root=Path.cwd())
+
+
+def test_hot_path_configuration_is_read_from_the_table() -> None:
+    config = config_from_table(
+        {"extend-hot-functions": ["update_*"], "allow-periodic-sync": False},
+        source=None,
+        root=Path.cwd(),
+    )
+
+    assert config.extend_hot_functions == ("update_*",)
+    assert config.allow_periodic_sync is False
