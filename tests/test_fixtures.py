@@ -31,4 +31,4 @@ def test_fixture_findings_equal_inline_expectations(path: Path, whole_run: LintR
 def test_fixtures_hold_findings_of_every_shipped_rule_family() -> None:
     codes = {code for path in FIXTURE_FILES for _, code in expected_findings(path.read_text())}
 
-    assert {"RNK101", "RNK102", "RNK103", "RNK104", "RNK105", "RNK301"} <= codes
+    assert {"RNK101", "RNK102", "RNK103", "RNK104", "RNK105", "RNK201", "RNK202", "RNK301"} <= codes

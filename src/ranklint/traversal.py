@@ -210,6 +210,7 @@ class Walker:
         if node.returns is not None:
             self.walk(node.returns.annotation)
         self.ctx.names.bind_other(node.name.value)
+        self.ctx.tensors.define_function(node)
         self._enter_function(node, node.params, node.body)
 
     def _lambda(self, node: cst.Lambda) -> None:

@@ -170,6 +170,12 @@ class NameTable:
                 return True
         return False
 
+    def is_bound_locally(self, name: str) -> bool:
+        """Whether ``name`` is bound in a function scope (it shadows a module-level name)."""
+        return any(
+            name in scope.bindings for scope in self._scopes[1:] if scope.kind is ScopeKind.FUNCTION
+        )
+
     def resolve(self, node: cst.BaseExpression) -> str | None:
         """Qualified name of a name or attribute chain, through imports."""
         if isinstance(node, cst.Name):

@@ -9,6 +9,7 @@ syncs only when the value is a tensor. A value is known to be one when it is:
 - the result of a tensor method on a tensor (``sum``, ``mean``, ``detach``,
   ``float``, ``view`` ...), an arithmetic or comparison on a tensor, an index
   into one, ``.grad`` / ``.data`` / ``.T`` of one;
+- the result of a function of the same file annotated ``-> torch.Tensor``;
 - the output of a model forward (``model(x)``), of a loss function
   (``criterion(...)``, ``loss_fn(...)``, ``*_loss(...)``, an ``nn.*Loss``
   instance), of an ``nn`` module instance; ``.loss`` / ``.logits`` of
@@ -289,6 +290,15 @@ class TensorTypes:
     def __init__(self, names: NameTable) -> None:
         self.names = names
         self._envs: list[dict[str, Kind]] = [{}]
+        # Functions of this file annotated to return a tensor (`-> torch.Tensor`).
+        self._returns_tensor: set[str] = set()
+
+    def define_function(self, node: cst.FunctionDef) -> None:
+        """Note a ``def`` whose return annotation is a tensor type."""
+        if node.returns is not None and self._is_tensor_annotation(node.returns.annotation):
+            self._returns_tensor.add(node.name.value)
+        else:
+            self._returns_tensor.discard(node.name.value)
 
     # -- scopes and bindings -----------------------------------------------
     def push(self) -> None:
@@ -413,6 +423,10 @@ class TensorTypes:
     def is_tensor_at(self, node: cst.BaseExpression, depth: int) -> bool:
         return self.kind(node, depth + 1) in _DEVICE
 
+    def is_any_tensor(self, node: cst.BaseExpression) -> bool:
+        """Known to be a tensor, on the host or not."""
+        return self.kind(node) in (Kind.TENSOR, Kind.BOOL, Kind.HOST)
+
     def is_host(self, node: cst.BaseExpression) -> bool:
         """Known to be a tensor on the host: reading it waits for nothing."""
         return self.kind(node) is Kind.HOST
@@ -452,6 +466,8 @@ class TensorTypes:
         elif isinstance(func, cst.Name):
             callee_kind = self._envs[-1].get(func.value, Kind.NONE)
             if callee_kind is Kind.MODULE:
+                return Kind.TENSOR
+            if func.value in self._returns_tensor and not self.names.is_bound_locally(func.value):
                 return Kind.TENSOR
             qualified = self.names.lookup(func.value)
             if qualified is not None:

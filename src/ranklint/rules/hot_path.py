@@ -469,7 +469,7 @@ index the tensor by the loop variable are not reported.
 
     def visit_For(self, node: cst.For) -> None:
         tensors = self.ctx.tensors
-        if tensors.is_tensor(node.iter):
+        if tensors.is_any_tensor(node.iter):
             self._report_loop(node.iter, self.text(node.iter))
             return
         indexed = _range_over(node.iter, tensors)
@@ -481,7 +481,7 @@ index the tensor by the loop variable are not reported.
             self._report_loop(node.iter, self.text(node.iter))
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
-        if self.ctx.tensors.is_tensor(node.iter):
+        if self.ctx.tensors.is_any_tensor(node.iter):
             self._report_loop(node.iter, self.text(node.iter))
 
     def _report_loop(self, node: cst.CSTNode, text: str) -> None:
@@ -517,7 +517,7 @@ def _range_over(node: cst.BaseExpression, tensors: TensorTypes) -> str | None:
         and bound.value.attr.value == "shape"
     ):
         subject = bound.value.value
-    if isinstance(subject, cst.Name) and tensors.is_tensor(subject):
+    if isinstance(subject, cst.Name) and tensors.is_any_tensor(subject):
         return subject.value
     return None
 
@@ -607,7 +607,7 @@ is not taken into account.
             return
         problems = []
         if "device" not in keywords:
-            problems.append("no `device=`: it is allocated on the CPU and copied every step")
+            problems.append("no `device=`: it is allocated on the CPU, then copied to the device")
         if (
             last in ("tensor", "as_tensor")
             and "dtype" not in keywords
