@@ -21,10 +21,18 @@ RNK1_DEFAULT = ["RNK101", "RNK102", "RNK103", "RNK104", "RNK105", "RNK106", "RNK
 RNK1_ALL = sorted([*RNK1_DEFAULT, "RNK107"])
 RNK2_DEFAULT = ["RNK201", "RNK202"]
 RNK2_ALL = [*RNK2_DEFAULT, "RNK203"]
+RNK3_DEFAULT = ["RNK301", "RNK302"]
+REST_DEFAULT = [
+    "RNK401", "RNK402", "RNK501", "RNK502", "RNK503", "RNK504", "RNK505", "RNK507",
+    "RNK601", "RNK602", "RNK603", "RNK604",
+]  # fmt: skip
+REST_ALL = sorted([*REST_DEFAULT, "RNK506"])
 
 
 def test_default_selection_is_every_default_enabled_rule() -> None:
-    assert enabled(Config()) == ["RNK001", *RNK1_DEFAULT, *RNK2_DEFAULT, "RNK301"]
+    assert enabled(Config()) == [
+        "RNK001", *RNK1_DEFAULT, *RNK2_DEFAULT, *RNK3_DEFAULT, *REST_DEFAULT
+    ]  # fmt: skip
 
 
 def test_off_by_default_rule_is_enabled_by_its_code_or_all() -> None:
@@ -38,10 +46,10 @@ def test_off_by_default_rule_is_enabled_by_its_code_or_all() -> None:
     [
         ({"select": ("RNK1",)}, RNK1_ALL),
         ({"select": ("RNK101", "RNK301")}, ["RNK101", "RNK301"]),
-        ({"select": ("ALL",), "ignore": ("RNK3",)}, ["RNK001", *RNK1_ALL, *RNK2_ALL]),
+        ({"select": ("ALL",), "ignore": ("RNK3",)}, ["RNK001", *RNK1_ALL, *RNK2_ALL, *REST_ALL]),
         ({"select": ("RNK0",), "extend_select": ("RNK301",)}, ["RNK001", "RNK301"]),
         ({"ignore": ("RNK",)}, []),
-        ({"ignore": ("RNK1", "RNK2")}, ["RNK001", "RNK301"]),
+        ({"ignore": ("RNK1", "RNK2", "RNK4", "RNK5", "RNK6")}, ["RNK001", *RNK3_DEFAULT]),
     ],
 )
 def test_selection_with_codes_and_prefixes_enables_matching_rules(
@@ -59,7 +67,7 @@ def test_command_line_select_overrides_file_ignore() -> None:
 def test_command_line_ignore_applies_after_file_select() -> None:
     config = Config(select=("RNK1", "RNK3")).with_overrides(ignore=["RNK1"])
 
-    assert enabled(config) == ["RNK301"]
+    assert enabled(config) == ["RNK301", "RNK302", "RNK303"]
 
 
 def test_per_file_ignores_disable_codes_for_matching_paths(tmp_path: Path) -> None:

@@ -4,21 +4,48 @@ from __future__ import annotations
 
 import shutil
 import sys
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from ranklint import Config, lint_paths
+from ranklint.config import load_config
+from ranklint.testing import expected_findings
 from tests.conftest import REPO_ROOT, run_subprocess
 
 
-def test_ranklint_reports_nothing_on_its_own_source_and_tests() -> None:
+def test_ranklint_reports_nothing_on_its_own_source_tests_and_benchmarks() -> None:
     result = lint_paths(
-        [REPO_ROOT / "src", REPO_ROOT / "tests"], Config(select=("ALL",), root=REPO_ROOT)
+        [REPO_ROOT / "src", REPO_ROOT / "tests", REPO_ROOT / "bench"],
+        Config(select=("ALL",), root=REPO_ROOT),
     )
 
     assert result.errors == []
     assert result.findings == []
     assert result.files_checked > 20
+
+
+def test_every_rule_on_the_whole_repository_finds_exactly_the_fixture_markers() -> None:
+    # The repository's own configuration excludes fixtures/ (sample code with
+    # deliberate findings); here every file is checked with every rule, except
+    # downloaded benchmark corpora.
+    config = replace(
+        load_config(REPO_ROOT / "pyproject.toml"), select=("ALL",), extend_exclude=(".cache",)
+    )
+    result = lint_paths([REPO_ROOT], config, jobs=1)
+
+    assert result.errors == []
+    found = sorted(
+        (Path(f.path).resolve().relative_to(REPO_ROOT).as_posix(), f.line, f.code)
+        for f in result.findings
+    )
+    expected = sorted(
+        (path.relative_to(REPO_ROOT).as_posix(), line, code)
+        for path in (REPO_ROOT / "fixtures").rglob("*.py")
+        for line, code in expected_findings(path.read_text(encoding="utf-8"))
+    )
+    assert found == expected
 
 
 def _ruff() -> str:

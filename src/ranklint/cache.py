@@ -72,6 +72,20 @@ def config_fingerprint(config: Config) -> str:
         "extra-collectives=" + ",".join(config.extra_collectives),
         "hot-functions=" + ",".join((*config.hot_functions, *config.extend_hot_functions)),
         f"allow-periodic-sync={config.allow_periodic_sync}",
+        *(
+            f"{key}=" + ",".join(getattr(config, key))
+            for key in (
+                "test_patterns",
+                "script_patterns",
+                "heavy_modules",
+                "extend_heavy_modules",
+                "blocking_functions",
+                "machine_path_prefixes",
+                "mesh_axes",
+                "extend_mesh_axes",
+                "distributed_markers",
+            )
+        ),
     ]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
 

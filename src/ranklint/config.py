@@ -20,6 +20,16 @@ Keys (TOML spelling):
 ``extend-hot-functions`` patterns added to ``hot-functions``
 ``allow-periodic-sync`` boolean, default true: code under ``if step % N == 0:``
                     is not hot (a deliberate, amortised sync)
+``test-patterns``   gitignore-style patterns of test files (RNK6xx apply there;
+                    several RNK3xx/RNK5xx rules do not)
+``script-patterns`` patterns of scripts, examples and CLI entry modules (where
+                    `print`, literal topologies and loopback endpoints are fine)
+``heavy-modules``   top-level modules too heavy or optional to import at module
+                    level in library code (RNK302); ``extend-heavy-modules`` adds
+``blocking-functions`` qualified names of project functions that block (RNK401)
+``machine-path-prefixes`` absolute path prefixes that tie code to one machine (RNK503)
+``mesh-axes``       the declared DeviceMesh dimension names (RNK507); ``extend-mesh-axes`` adds
+``distributed-markers`` pytest markers that mark a test distributed or accelerator-bound (RNK603)
 
 Patterns are matched against paths relative to the directory of the
 configuration file. CLI options override the file: ``--select`` replaces the
@@ -87,9 +97,104 @@ _KEYS = (
     "hot-functions",
     "extend-hot-functions",
     "allow-periodic-sync",
+    "test-patterns",
+    "script-patterns",
+    "heavy-modules",
+    "extend-heavy-modules",
+    "blocking-functions",
+    "machine-path-prefixes",
+    "mesh-axes",
+    "extend-mesh-axes",
+    "distributed-markers",
+)
+DEFAULT_TEST_PATTERNS: tuple[str, ...] = (
+    "test_*.py",
+    "*_test.py",
+    "tests/",
+    "test/",
+    "testing/",
+    "conftest.py",
+)
+DEFAULT_SCRIPT_PATTERNS: tuple[str, ...] = (
+    "scripts/",
+    "examples/",
+    "example/",
+    "tools/",
+    "bin/",
+    "bench/",
+    "benchmarks/",
+    "docs/",
+    "notebooks/",
+    "__main__.py",
+    "cli.py",
+    "main.py",
+    "setup.py",
+    "*.ipynb",
+)
+DEFAULT_HEAVY_MODULES: tuple[str, ...] = (
+    "vllm",
+    "sglang",
+    "deepspeed",
+    "apex",
+    "transformer_engine",
+    "flash_attn",
+    "wandb",
+    "tensorboard",
+    "tensorboardX",
+    "mlflow",
+    "megatron",
+    "triton",
+    "xformers",
+    "bitsandbytes",
+    "comet_ml",
+    "neptune",
+)
+DEFAULT_MACHINE_PATH_PREFIXES: tuple[str, ...] = (
+    "/home/",
+    "/Users/",
+    "/mnt/",
+    "/data/",
+    "/scratch/",
+    "/nfs/",
+    "/fsx/",
+    "/lustre/",
+    "/gpfs/",
+    "/root/",
+    "/workspace/",
+    "C:\\Users\\",
+)
+DEFAULT_MESH_AXES: tuple[str, ...] = (
+    "dp_replicate",
+    "dp_shard",
+    "dp",
+    "cp",
+    "tp",
+    "pp",
+    "ep",
+    "etp",
+    "sp",
+    "dp_shard_cp",
+    "dp_cp",
+    "ep_tp",
+    "fsdp",
+    "ddp",
+    "hsdp",
+    "replicate",
+    "shard",
+)
+DEFAULT_DISTRIBUTED_MARKERS: tuple[str, ...] = (
+    "distributed",
+    "multigpu",
+    "multi_gpu",
+    "gpu",
+    "cuda",
+    "accelerator",
+    "requires_gpu",
+    "requires_cuda",
 )
 _RANK_NAME = re.compile(r"[A-Za-z_*?\[\]][A-Za-z0-9_*?\[\]!]*")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
 class ConfigError(Exception):
@@ -123,6 +228,15 @@ class Config:
     hot_functions: tuple[str, ...] = DEFAULT_HOT_FUNCTIONS
     extend_hot_functions: tuple[str, ...] = ()
     allow_periodic_sync: bool = True
+    test_patterns: tuple[str, ...] = DEFAULT_TEST_PATTERNS
+    script_patterns: tuple[str, ...] = DEFAULT_SCRIPT_PATTERNS
+    heavy_modules: tuple[str, ...] = DEFAULT_HEAVY_MODULES
+    extend_heavy_modules: tuple[str, ...] = ()
+    blocking_functions: tuple[str, ...] = ()
+    machine_path_prefixes: tuple[str, ...] = DEFAULT_MACHINE_PATH_PREFIXES
+    mesh_axes: tuple[str, ...] = DEFAULT_MESH_AXES
+    extend_mesh_axes: tuple[str, ...] = ()
+    distributed_markers: tuple[str, ...] = DEFAULT_DISTRIBUTED_MARKERS
     # -- internal ------------------------------------------------------------
     # Directory that patterns are relative to (the config file's directory).
     root: Path = field(default_factory=Path.cwd)
@@ -144,6 +258,29 @@ class Config:
             _check_codes(codes, f"{where}per-file-ignores[{pattern!r}]")
         _check_patterns(self.exclude, f"{where}exclude")
         _check_patterns(self.extend_exclude, f"{where}extend-exclude")
+        _check_patterns(self.test_patterns, f"{where}test-patterns")
+        _check_patterns(self.script_patterns, f"{where}script-patterns")
+        for key, names in (
+            ("heavy-modules", self.heavy_modules),
+            ("extend-heavy-modules", self.extend_heavy_modules),
+            ("mesh-axes", self.mesh_axes),
+            ("extend-mesh-axes", self.extend_mesh_axes),
+            ("distributed-markers", self.distributed_markers),
+        ):
+            for name in names:
+                if not _IDENTIFIER.fullmatch(name):
+                    raise ConfigError(f"{where}{key}: {name!r} is not an identifier")
+        for entry in self.blocking_functions:
+            if not _DOTTED.fullmatch(entry):
+                raise ConfigError(
+                    f"{where}blocking-functions: {entry!r} is not a dotted name such as "
+                    f"'pkg.io.fetch_weights'"
+                )
+        for prefix in self.machine_path_prefixes:
+            if not prefix or prefix in ("/", "\\"):
+                raise ConfigError(
+                    f"{where}machine-path-prefixes: {prefix!r} would match every absolute path"
+                )
         for key, names in (
             ("rank-names", self.rank_names),
             ("extend-rank-names", self.extend_rank_names),
@@ -199,6 +336,12 @@ class Config:
             (compile_patterns((pattern,)), frozenset(_matching(codes)))
             for pattern, codes in self.per_file_ignores.items()
         ]
+
+    def test_spec(self) -> pathspec.GitIgnoreSpec:
+        return compile_patterns(self.test_patterns)
+
+    def script_spec(self) -> pathspec.GitIgnoreSpec:
+        return compile_patterns(self.script_patterns)
 
     def relative_path(self, path: str | Path) -> str:
         """``path`` relative to :attr:`root` in POSIX form, for pattern matching."""
@@ -305,6 +448,15 @@ def config_from_table(table: object, *, source: Path | None, root: Path) -> Conf
         "extra-collectives",
         "hot-functions",
         "extend-hot-functions",
+        "test-patterns",
+        "script-patterns",
+        "heavy-modules",
+        "extend-heavy-modules",
+        "blocking-functions",
+        "machine-path-prefixes",
+        "mesh-axes",
+        "extend-mesh-axes",
+        "distributed-markers",
     ):
         if key in table:
             kwargs[key.replace("-", "_")] = _string_list(table[key], f"{where} {key}")

@@ -62,7 +62,27 @@ class Linter:
             (*config.hot_functions, *config.extend_hot_functions),
             allow_periodic_sync=config.allow_periodic_sync,
         )
+        self.settings.heavy_modules = frozenset(
+            (*config.heavy_modules, *config.extend_heavy_modules)
+        )
+        self.settings.blocking_functions = frozenset(config.blocking_functions)
+        self.settings.machine_path_prefixes = tuple(config.machine_path_prefixes)
+        self.settings.mesh_axes = frozenset((*config.mesh_axes, *config.extend_mesh_axes))
+        self.settings.distributed_markers = frozenset(config.distributed_markers)
+        self._test_spec = config.test_spec()
+        self._script_spec = config.script_spec()
         self._project_codes = frozenset(rule.code for rule in self.rules if rule.project)
+
+    def file_context(self, path: str, module: cst.Module) -> FileContext:
+        """The walk's context for ``path``, with whether it is a test or a script."""
+        relative = self.config.relative_path(path)
+        return FileContext(
+            path=path,
+            module=module,
+            settings=self.settings,
+            is_test=self._test_spec.match_file(relative),
+            is_script=self._script_spec.match_file(relative),
+        )
 
     def rules_for(self, path: str) -> tuple[type[Rule], ...]:
         if not self._per_file_ignores:
@@ -145,7 +165,7 @@ class Linter:
             return FileResult(path)
 
         pending: list[PendingFinding] = []
-        ctx = FileContext(path=path, module=module, settings=self.settings)
+        ctx = self.file_context(path, module)
         walker = Walker(ctx, [rule(ctx, pending.append) for rule in visiting])
         with deep_recursion():
             walker.walk(module)
@@ -287,7 +307,7 @@ class Linter:
         except SourceError:
             logger.warning("%s changed during the run; findings skipped", path)
             return _Located(None, {})
-        ctx = FileContext(path=path, module=module, settings=self.settings)
+        ctx = self.file_context(path, module)
         locator = _Locator(ctx, sites)
         # The rules that record hot-path candidates record them again, in the
         # same order: their sites (negative ordinals) name the same nodes.

@@ -132,6 +132,7 @@ class Walker:
             cst.Raise: self._raise,
             cst.Continue: self._continue,
             cst.Break: self._break,
+            cst.Expr: self._expression_statement,
         }
 
     # -- core --------------------------------------------------------------
@@ -428,6 +429,13 @@ class Walker:
         if node.value is not None:
             self.walk(node.value)
         self.ctx.facts.returned(node.value)
+
+    def _expression_statement(self, node: cst.Expr) -> None:
+        facts = self.ctx.facts
+        outer = facts.statement_call
+        facts.statement_call = node.value if isinstance(node.value, cst.Call) else None
+        self.walk(node.value)
+        facts.statement_call = outer
 
     def _raise(self, node: cst.Raise) -> None:
         self._walk_children(node)

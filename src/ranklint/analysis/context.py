@@ -55,6 +55,9 @@ class FileContext:
     top_index: int = 0
     call_ordinal: int = 0
     settings: AnalysisSettings = field(default_factory=AnalysisSettings)
+    # The file matches `test-patterns` / `script-patterns`.
+    is_test: bool = False
+    is_script: bool = False
     # Rank-taint of expressions at the current point (see analysis.rank).
     rank: RankTaint = field(init=False)
     # The per-function event summaries being built (see analysis.summary).

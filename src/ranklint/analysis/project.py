@@ -42,6 +42,8 @@ logger = logging.getLogger(__name__)
 
 DIVERGENT_COLLECTIVE = "RNK102"
 PARTIAL_GROUP_CREATION = "RNK105"
+COROUTINE_NEVER_AWAITED = "RNK402"
+MESH_DIMS_MISMATCH = "RNK507"
 
 # Bounds that keep pathological call graphs cheap.
 _MAX_LEAVES = 64
@@ -717,4 +719,69 @@ def analyze(summaries: Sequence[ModuleSummary]) -> list[ProjectFinding]:
     from ranklint.analysis.hot_path import HotPathAnalysis
 
     index = ProjectIndex(summaries)
-    return [*CollectiveAnalysis(index).run(), *HotPathAnalysis(index).run()]
+    return [
+        *CollectiveAnalysis(index).run(),
+        *HotPathAnalysis(index).run(),
+        *discarded_coroutines(index),
+        *undeclared_mesh_dims(index),
+    ]
+
+
+def undeclared_mesh_dims(index: ProjectIndex) -> list[ProjectFinding]:
+    """``mesh["name"]`` where no mesh construction of the project declares ``name`` (RNK507)."""
+    declared: set[str] = set()
+    for module in index.summaries:
+        declared |= module.mesh_names
+    if not declared:
+        return []  # meshes come from elsewhere: nothing to check against
+    known = ", ".join(f'"{name}"' for name in sorted(declared))
+    found = []
+    for module in index.summaries:
+        for site, name in module.mesh_uses:
+            if name in declared:
+                continue
+            message = (
+                f'mesh dimension "{name}" is not declared by any mesh this project builds '
+                f"({known}): indexing raises at run time; check the spelling or add the "
+                f"dimension to `mesh_dim_names`"
+            )
+            hop = Hop(module.path, site, f'mesh["{name}"]')
+            found.append(ProjectFinding(MESH_DIMS_MISMATCH, module.path, site, message, (hop,)))
+    return found
+
+
+def discarded_coroutines(index: ProjectIndex) -> list[ProjectFinding]:
+    """Calls of project ``async def`` functions whose coroutine is thrown away (RNK402)."""
+    found: list[ProjectFinding] = []
+    for module in index.summaries:
+        for function in (module.module, *module.functions.values()):
+            for event in _call_events(function.events):
+                if not event.discarded:
+                    continue
+                callee = index.resolve(event.target, module, function)
+                if callee is None or not callee.function.is_async:
+                    continue
+                name = callee.function.qualname
+                message = (
+                    f"`{event.label}()` calls the coroutine function `{name}` and throws the "
+                    f"coroutine away: its body never runs; `await` it, or schedule it with "
+                    f"`asyncio.create_task(...)` (and keep a reference to the task)"
+                )
+                hop = Hop(module.path, event.site, f"{event.label}()")
+                found.append(
+                    ProjectFinding(
+                        COROUTINE_NEVER_AWAITED, module.path, event.site, message, (hop,)
+                    )
+                )
+    return found
+
+
+def _call_events(events: Sequence[Event]) -> Iterator[CallEvent]:
+    for event in events:
+        if isinstance(event, CallEvent):
+            yield event
+        elif isinstance(event, Branch):
+            for arm in event.arms:
+                yield from _call_events(arm)
+        elif isinstance(event, (Loop, Opaque)):
+            yield from _call_events(event.body)

@@ -20,6 +20,12 @@ class AnalysisSettings:
     hot_functions: RankNames = field(default_factory=lambda: RankNames(DEFAULT_HOT_FUNCTIONS))
     # allow-periodic-sync: code under `if step % N == 0:` is not hot.
     allow_periodic_sync: bool = True
+    # Engineering rules (RNK3xx-RNK6xx): see Config for the keys.
+    heavy_modules: frozenset[str] = frozenset()
+    blocking_functions: frozenset[str] = frozenset()
+    machine_path_prefixes: tuple[str, ...] = ()
+    mesh_axes: frozenset[str] = frozenset()
+    distributed_markers: frozenset[str] = frozenset()
 
     @classmethod
     def build(

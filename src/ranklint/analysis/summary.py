@@ -115,6 +115,8 @@ class CallEvent:
     args: tuple[tuple[int | None, str | None, Literal], ...] = ()
     # ``*args`` / ``**kwargs`` in the call: any parameter may be passed.
     unpacking: bool = False
+    # The call is a statement of its own: its result is thrown away.
+    discarded: bool = False
 
 
 @dataclass(slots=True)
@@ -193,6 +195,8 @@ class FunctionSummary:
     hot: str | None = None
     # The hot reason holds only if the class is an nn.Module (``forward``).
     hot_if_module: bool = False
+    # ``async def``: calling it makes a coroutine that runs only when awaited.
+    is_async: bool = False
 
 
 @dataclass(slots=True)
@@ -204,6 +208,9 @@ class ModuleSummary:
     classes: dict[str, tuple[str, ...]]
     # module-level names bound by imports -> qualified name (re-exports)
     exports: dict[str, str]
+    # DeviceMesh dimension names this file declares, and `mesh["name"]` uses.
+    mesh_names: frozenset[str] = frozenset()
+    mesh_uses: tuple[tuple[Site, str], ...] = ()
 
 
 _RANK_ONLY_DECORATORS = frozenset(
@@ -270,11 +277,15 @@ class FactsBuilder:
         self.state_dict_contexts = 0
         # id(call node) -> classification; the nodes live as long as the walk.
         self._classified: dict[int, tuple[CallSpec | None, str | None]] = {}
+        # The call that is the whole expression statement being walked, if any.
+        self.statement_call: cst.Call | None = None
         # Hot-path candidates: site -> (node, statement, top-level statement),
         # for placing the ones that become findings (see Site).
         self.hot_nodes: dict[Site, tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None]] = {}
         self._hot_top = -1
         self._hot_count = 0
+        self.mesh_names: set[str] = set()
+        self.mesh_uses: list[tuple[Site, str]] = []
 
     # -- structure ---------------------------------------------------------
     def enter_function(self, node: cst.FunctionDef | cst.Lambda, class_name: str | None) -> None:
@@ -287,6 +298,7 @@ class FactsBuilder:
         params = tuple(p.name.value for p in (*node.params.posonly_params, *node.params.params))
         keyword_only = tuple(p.name.value for p in node.params.kwonly_params)
         summary = FunctionSummary(qualname, class_name, params, keyword_only, name=node.name.value)
+        summary.is_async = node.asynchronous is not None
         for param in (
             *node.params.posonly_params,
             *node.params.params,
@@ -363,7 +375,14 @@ class FactsBuilder:
         func = node.func
         label = func.attr.value if isinstance(func, cst.Attribute) else dotted_name(func) or "?"
         self._block.append(
-            CallEvent(target, site, label, _call_args(node), any(a.star for a in node.args))
+            CallEvent(
+                target,
+                site,
+                label,
+                _call_args(node),
+                any(a.star for a in node.args),
+                discarded=node is self.statement_call,
+            )
         )
 
     def classify(self, node: cst.Call) -> tuple[CallSpec | None, str | None]:
@@ -433,13 +452,20 @@ class FactsBuilder:
         where: tuple[int, cst.CSTNode | None, cst.CSTNode | None],
     ) -> None:
         """Record a hot-path candidate at ``node``; ``where``: (top index, statement, top)."""
+        site = self.record_site(node, where)
+        self._block.append(HotUse(code, site, label, text, advice))
+
+    def record_site(
+        self, node: cst.CSTNode, where: tuple[int, cst.CSTNode | None, cst.CSTNode | None]
+    ) -> Site:
+        """A site (negative ordinal, see :class:`Site`) naming ``node`` for the project phase."""
         top, statement, top_statement = where
         if top != self._hot_top:
             self._hot_top, self._hot_count = top, 0
         self._hot_count += 1
         site = Site(top, -self._hot_count)
         self.hot_nodes[site] = (node, statement, top_statement)
-        self._block.append(HotUse(code, site, label, text, advice))
+        return site
 
     def returned(self, value: cst.BaseExpression | None) -> None:
         frame = self._frames[-1]
@@ -597,6 +623,8 @@ class FactsBuilder:
             module=self._frames[0].summary,
             classes=self.classes,
             exports=exports,
+            mesh_names=frozenset(self.mesh_names),
+            mesh_uses=tuple(self.mesh_uses),
         )
 
 

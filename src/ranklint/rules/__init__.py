@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from ranklint.rules import hot_path, imports, parse, process_groups
+from ranklint.rules import (
+    asynchronous,
+    hot_path,
+    imports,
+    parse,
+    portability,
+    process_groups,
+    testsuite,
+)
 from ranklint.rules.base import PendingFinding, Rule, registered_rules
 
 # The modules above register their rules on import; keep the names referenced.
-RULE_MODULES = (parse, process_groups, hot_path, imports)
+RULE_MODULES = (parse, process_groups, hot_path, imports, asynchronous, portability, testsuite)
 
 
 def all_rules() -> list[type[Rule]]:

@@ -49,6 +49,8 @@ class Rule:
     name: ClassVar[str]
     severity: ClassVar[Severity]
     default_enabled: ClassVar[bool] = True
+    # Path the examples are linted under (test rules apply to test files only).
+    example_path: ClassVar[str] = "example.py"
     # Decided in the project phase from every file's facts, not during the walk.
     project: ClassVar[bool] = False
     summary: ClassVar[str]
@@ -74,14 +76,21 @@ class Rule:
         message: str,
         *,
         trace: Sequence[TraceStep] = (),
+        where: tuple[cst.CSTNode | None, cst.CSTNode | None] | None = None,
     ) -> None:
-        """Report ``message`` at ``node`` (the code prefix is added by formatters)."""
+        """Report ``message`` at ``node`` (the code prefix is added by formatters).
+
+        ``where``: (statement, module-level statement) holding ``node`` when it
+        is reported after the walk has left it (from ``leave_Module``); by
+        default the ones being walked now.
+        """
         ctx = self.ctx
-        self._sink(
-            PendingFinding(
-                type(self), node, message, ctx.statement, ctx.top_statement, tuple(trace)
-            )
-        )
+        statement, top = where if where is not None else (ctx.statement, ctx.top_statement)
+        self._sink(PendingFinding(type(self), node, message, statement, top, tuple(trace)))
+
+    def here(self) -> tuple[cst.CSTNode | None, cst.CSTNode | None]:
+        """The (statement, module-level statement) being walked, for a later :meth:`report`."""
+        return (self.ctx.statement, self.ctx.top_statement)
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
