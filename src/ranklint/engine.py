@@ -234,7 +234,7 @@ class Linter:
             return
         codes: dict[str, set[str]] = {}
         found: list[ProjectFinding] = []
-        for finding in run_with_large_stack(_analyze_deeply, summaries):
+        for finding in run_with_large_stack(_analyze_deeply, summaries, self.settings.mesh_axes):
             if finding.path not in codes:
                 codes[finding.path] = {rule.code for rule in self.rules_for(finding.path)}
             if finding.code in codes[finding.path]:
@@ -420,10 +420,12 @@ def _ignore(_: PendingFinding) -> None:
     """A finding sink for rules run only to record facts again."""
 
 
-def _analyze_deeply(summaries: Sequence[ModuleSummary]) -> list[ProjectFinding]:
+def _analyze_deeply(
+    summaries: Sequence[ModuleSummary], mesh_axes: frozenset[str]
+) -> list[ProjectFinding]:
     """The project analysis recurses over nested branches and call chains."""
     with deep_recursion():
-        return analyze(summaries)
+        return analyze(summaries, mesh_axes)
 
 
 def _project_finding(finding: ProjectFinding, located: dict[str, _Located]) -> Finding | None:

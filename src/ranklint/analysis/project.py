@@ -713,8 +713,10 @@ def _conds(events: Sequence[Event]) -> Iterator[Cond]:
             yield from _conds(event.body)
 
 
-def analyze(summaries: Sequence[ModuleSummary]) -> list[ProjectFinding]:
-    """All project-phase findings for the files of one run."""
+def analyze(
+    summaries: Sequence[ModuleSummary], mesh_axes: frozenset[str] = frozenset()
+) -> list[ProjectFinding]:
+    """All project-phase findings for the files of one run (``mesh_axes``: `mesh-axes`)."""
     # Imported here: the hot-path analysis builds on this module's index.
     from ranklint.analysis.hot_path import HotPathAnalysis
 
@@ -723,16 +725,25 @@ def analyze(summaries: Sequence[ModuleSummary]) -> list[ProjectFinding]:
         *CollectiveAnalysis(index).run(),
         *HotPathAnalysis(index).run(),
         *discarded_coroutines(index),
-        *undeclared_mesh_dims(index),
+        *undeclared_mesh_dims(index, mesh_axes),
     ]
 
 
-def undeclared_mesh_dims(index: ProjectIndex) -> list[ProjectFinding]:
-    """``mesh["name"]`` where no mesh construction of the project declares ``name`` (RNK507)."""
-    declared: set[str] = set()
+def undeclared_mesh_dims(
+    index: ProjectIndex, axes: frozenset[str] = frozenset()
+) -> list[ProjectFinding]:
+    """``mesh["name"]`` where no mesh construction of the project declares ``name`` (RNK507).
+
+    Names in ``axes`` (the configured `mesh-axes`) are always accepted.
+    """
+    declared: set[str] = set(axes)
+    constructed = False
     for module in index.summaries:
+        if module.mesh_dynamic:
+            return []  # some mesh is built from computed names: the set is not known
         declared |= module.mesh_names
-    if not declared:
+        constructed = constructed or bool(module.mesh_names)
+    if not constructed:
         return []  # meshes come from elsewhere: nothing to check against
     known = ", ".join(f'"{name}"' for name in sorted(declared))
     found = []

@@ -208,9 +208,11 @@ class ModuleSummary:
     classes: dict[str, tuple[str, ...]]
     # module-level names bound by imports -> qualified name (re-exports)
     exports: dict[str, str]
-    # DeviceMesh dimension names this file declares, and `mesh["name"]` uses.
+    # DeviceMesh dimension names this file declares, and `mesh["name"]` uses;
+    # whether some mesh here is built from names computed at run time.
     mesh_names: frozenset[str] = frozenset()
     mesh_uses: tuple[tuple[Site, str], ...] = ()
+    mesh_dynamic: bool = False
 
 
 _RANK_ONLY_DECORATORS = frozenset(
@@ -226,6 +228,9 @@ _RANK_ONLY_DECORATORS = frozenset(
         "master_only",
         "zero_rank_only",
     }
+)
+_TRANSPARENT_DECORATORS = frozenset(
+    {"staticmethod", "classmethod", "abstractmethod", "override", "final", "wraps"}
 )
 # Deepest nesting of branches kept as such in a summary (see begin_branch).
 _MAX_NESTING = 48
@@ -286,6 +291,7 @@ class FactsBuilder:
         self._hot_count = 0
         self.mesh_names: set[str] = set()
         self.mesh_uses: list[tuple[Site, str]] = []
+        self.mesh_dynamic = False
 
     # -- structure ---------------------------------------------------------
     def enter_function(self, node: cst.FunctionDef | cst.Lambda, class_name: str | None) -> None:
@@ -298,7 +304,13 @@ class FactsBuilder:
         params = tuple(p.name.value for p in (*node.params.posonly_params, *node.params.params))
         keyword_only = tuple(p.name.value for p in node.params.kwonly_params)
         summary = FunctionSummary(qualname, class_name, params, keyword_only, name=node.name.value)
-        summary.is_async = node.asynchronous is not None
+        # A decorator may turn it into something else (`@auto_await`, `@sync`):
+        # only plain and method-kind decorators keep a coroutine function.
+        summary.is_async = node.asynchronous is not None and all(
+            (dotted_name(_decorator_callee(d.decorator)) or "").rsplit(".", 1)[-1]
+            in _TRANSPARENT_DECORATORS
+            for d in node.decorators
+        )
         for param in (
             *node.params.posonly_params,
             *node.params.params,
@@ -625,6 +637,7 @@ class FactsBuilder:
             exports=exports,
             mesh_names=frozenset(self.mesh_names),
             mesh_uses=tuple(self.mesh_uses),
+            mesh_dynamic=self.mesh_dynamic,
         )
 
 

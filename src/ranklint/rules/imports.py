@@ -90,8 +90,11 @@ default `vllm`, `sglang`, `deepspeed`, `apex`, `transformer_engine`,
 library code. Not reported: imports under `if TYPE_CHECKING:`, inside
 `try`/`except ImportError`, under any other module-level `if`, in
 `__main__` blocks, in functions, in files matching `test-patterns` or
-`script-patterns`, and a package's imports of itself (`deepspeed/...`
-importing `deepspeed`).
+`script-patterns`, a package's imports of itself (`deepspeed/...`
+importing `deepspeed`), and imports in a module or package named after the
+dependency (`wandb_logger.py`, `sglang_rollout/`, `models/mcore/` for
+megatron, `kernels.py` for triton: the integration point, imported only where
+the dependency is wanted).
 """
     why = """\
 Every process that imports the module pays for the dependency: seconds of
@@ -138,8 +141,16 @@ itself only imported lazily is reported anyway.
     def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
         super().__init__(ctx, sink)
         self._optional_depth = 0
-        parts = set(Path(ctx.path).parts)
-        self._own = {name for name in ctx.settings.heavy_modules if name in parts}
+        path = Path(ctx.path)
+        # The package itself, and modules or packages named after the dependency
+        # (the integration point: `wandb_logger.py`, `models/mcore/`, `kernels.py`
+        # for triton): they exist to use it and are imported only where it is wanted.
+        words = " ".join(part.lower() for part in (*path.parent.parts, path.stem))
+        self._own = {
+            name
+            for name in ctx.settings.heavy_modules
+            if any(alias in words for alias in (name.lower(), *_ALIASES.get(name, ())))
+        }
         self._active = not (ctx.is_test or ctx.is_script)
 
     def visit_Try(self, node: cst.Try) -> None:
@@ -186,6 +197,14 @@ itself only imported lazily is reported anyway.
             f"installed; import it inside the function that uses it (or under "
             f"`if TYPE_CHECKING:` for annotations)",
         )
+
+
+# Other names under which projects name their integration with a dependency.
+_ALIASES: dict[str, tuple[str, ...]] = {
+    "megatron": ("mcore",),
+    "transformer_engine": ("te_",),
+    "triton": ("kernel",),
+}
 
 
 def _catches_import_error(node: cst.Try) -> bool:

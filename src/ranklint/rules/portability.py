@@ -247,9 +247,11 @@ environment variables that name a secret (`*_TOKEN`, `*_API_KEY`,
 `*_SECRET`, `*_PASSWORD`, `WANDB_API_KEY`, `HF_TOKEN`, `token=`,
 `api_key=`, ...), and string literals anywhere with a well-known token
 prefix (Hugging Face `hf_`, `sk-` API keys, GitHub, Slack, AWS, GitLab,
-Google). Empty strings and obvious placeholders (`"<your-token>"`,
-`"changeme"`, `"dummy"`) are not reported; in test files only the
-prefixed tokens are. The message never repeats the secret.
+Google). Values that do not look like secrets are not reported: shorter than
+8 characters, placeholders (`"<your-token>"`, `"changeme"`, `"dummy"`),
+variable names (`ENV_TOKEN = "GITHUB_TOKEN"`), text with spaces, or letters
+only. In test files only the prefixed tokens are reported. The message never
+repeats the secret.
 """
     why = """\
 A token in code is a token in every clone, fork, wheel, container image and CI
@@ -310,7 +312,7 @@ placeholders.
         if not keyword and not _SECRET_NAME.search(name):
             return
         literal = string_value(value)
-        if literal is None or len(literal) < 8 or _PLACEHOLDER.search(literal):
+        if literal is None or not _looks_secret(literal):
             return
         self._skip.add(id(value))
         self.report(
@@ -334,6 +336,20 @@ placeholders.
                     f"and stays in the history; revoke it and read it from the environment",
                 )
                 return
+
+
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+def _looks_secret(value: str) -> bool:
+    """Long enough, no placeholder, not a variable name (``"GITHUB_TOKEN"``), no spaces."""
+    return (
+        len(value) >= 8
+        and not _PLACEHOLDER.search(value)
+        and not _ENV_NAME.fullmatch(value)
+        and not any(character.isspace() for character in value)
+        and any(not character.isalpha() for character in value)
+    )
 
 
 def _last_identifier(node: cst.BaseExpression) -> str | None:
@@ -423,7 +439,8 @@ class HardCodedTopology(Rule):
     what = """\
 Reports, in library code (not in files matching `test-patterns` or
 `script-patterns`): literal `rank`/`world_size` arguments to
-`init_process_group`; literal process or GPU counts of 2 or more (`nprocs=`,
+`init_process_group` (except on the `"fake"` backend, which simulates a
+job); literal process or GPU counts of 2 or more (`nprocs=`,
 `nproc_per_node=`, `num_gpus=`, `gpus_per_node=`, `num_processes=`,
 `world_size=` keywords); `CUDA_VISIBLE_DEVICES` set in code; literal mesh
 shapes in `init_device_mesh`.
@@ -482,6 +499,8 @@ not reported.
             if value is None or keyword is None:
                 continue
             if name in _INIT and keyword in ("rank", "world_size"):
+                if node.args and string_value(node.args[0].value) == "fake":
+                    continue  # a simulated job on the fake backend: the literal is the point
                 self._report(arg.value, f"`{keyword}={value}` in `init_process_group`")
             elif keyword in _TOPOLOGY_KEYWORDS and value >= 2:
                 self._report(arg.value, f"`{keyword}={value}`")
@@ -536,7 +555,10 @@ Reports, outside files matching `test-patterns`: writes to
 `TORCH_CPP_LOG_LEVEL`, `TORCH_SHOW_CPP_STACKTRACES`, `CUDA_LAUNCH_BLOCKING`,
 `TORCH_NCCL_TRACE_BUFFER_SIZE` in `os.environ` (unless the literal value turns
 them off: `OFF`, `WARN`, `0`, ...), `torch.autograd.set_detect_anomaly(True)`,
-`torch.autograd.detect_anomaly()` and `torch.distributed.set_debug_level(...)`.
+`torch.autograd.detect_anomaly()` and `torch.distributed.set_debug_level(...)`,
+when they are turned on unconditionally: under an `if` (a `--debug` flag, a
+config switch) they are deliberate, and so is anomaly mode with
+`check_nan=False` (stack traces only).
 """
     why = """\
 These switches are for targeted debugging: `TORCH_DISTRIBUTED_DEBUG=DETAIL`
@@ -577,11 +599,22 @@ Values computed at run time are reported (`os.environ["NCCL_DEBUG"] = level`).
     def visit_Assign(self, node: cst.Assign) -> None:
         self._environment(node)
 
+    def _switched(self) -> bool:
+        """Under an `if`: a switch (a flag, a config) turns it on, deliberately."""
+        return self.ctx.is_test or bool(self.ctx.conditions)
+
     def visit_Call(self, node: cst.Call) -> None:
-        if self.ctx.is_test:
+        if self._switched():
             return
         self._environment(node)
         name = self.ctx.names.resolve(node.func)
+        if any(
+            arg.keyword is not None
+            and arg.keyword.value == "check_nan"
+            and dotted_name(arg.value) == "False"
+            for arg in node.args
+        ):
+            return  # anomaly mode for stack traces only, not NaN checks
         if name == "torch.autograd.set_detect_anomaly":
             if node.args and dotted_name(node.args[0].value) == "False":
                 return
@@ -598,7 +631,7 @@ Values computed at run time are reported (`os.environ["NCCL_DEBUG"] = level`).
             self._report(node, "the distributed debug level (`set_debug_level`)")
 
     def _environment(self, node: cst.CSTNode) -> None:
-        if self.ctx.is_test:
+        if self._switched():
             return
         for key, value, where in environ_writes(node, self.ctx.names.resolve):
             if key not in _DEBUG_VARIABLES:
@@ -755,6 +788,34 @@ fields); checks written as chains of `==` are not recognised.
             self.report(call, _choice_message(f"option `{dest}`"), where=where)  # type: ignore[arg-type]
 
 
+def _near_miss(name: str, axes: frozenset[str]) -> str | None:
+    """The axis ``name`` is one edit from (two for names of 6+ characters), if any."""
+    limit = 2 if len(name) >= 6 else 1
+    best: tuple[int, str] | None = None
+    for axis in sorted(axes):
+        if axis == name or abs(len(axis) - len(name)) > limit:
+            continue
+        distance = _edit_distance(name, axis, limit)
+        if distance <= limit and (best is None or distance < best[0]):
+            best = (distance, axis)
+    return best[1] if best is not None else None
+
+
+def _edit_distance(a: str, b: str, limit: int) -> int:
+    """Levenshtein distance of two short strings, capped at ``limit + 1``."""
+    previous = list(range(len(b) + 1))
+    for i, char_a in enumerate(a, 1):
+        current = [i]
+        for j, char_b in enumerate(b, 1):
+            current.append(
+                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char_a != char_b))
+            )
+        if min(current) > limit:
+            return limit + 1
+        previous = current
+    return previous[-1]
+
+
 def _choice_message(what: str) -> str:
     return (
         f"{what} takes any string but is checked against a fixed set later: a typo passes "
@@ -783,9 +844,14 @@ Reports `init_device_mesh(..., mesh_shape, mesh_dim_names=...)` with literal
 shape and names of different lengths; dimension names outside the declared
 parallelism axes (`mesh-axes`, default `dp_replicate`, `dp_shard`, `dp`, `cp`,
 `tp`, `pp`, `ep`, `etp`, `sp` and combinations such as `dp_shard_cp`;
-`extend-mesh-axes` adds); and `mesh["name"]` (on names that contain `mesh`)
-with a name that no mesh construction in the project declares, in any file of
-the run (names flattened with `_flatten("name")` count as declared).
+`extend-mesh-axes` adds) that are one edit (two, for names of six or more
+characters) from an axis: misspellings (`dp_shrd`, `tpp`); a deliberate
+project-specific axis (`infer_pp`) is not reported; and `mesh["name"]` (on
+names that contain `mesh`)
+with a name that no mesh construction in the project declares and that is not
+in `mesh-axes`, in any file of the run (names flattened with
+`_flatten("name")` count as declared; when some mesh of the run is built from
+names computed at run time, the declared set is unknown and this check is off).
 """
     why = """\
 A shape/name mismatch raises only when the job starts on the cluster; a
@@ -812,7 +878,8 @@ Undeclared-name checks need a mesh construction somewhere in the run.
         from torch.distributed.device_mesh import init_device_mesh
 
         mesh = init_device_mesh("cuda", (2, 4), mesh_dim_names=("dp", "tp", "pp"))  # expect: RNK507
-        other = init_device_mesh("cuda", (8,), mesh_dim_names=("data",))  # expect: RNK507
+        other = init_device_mesh("cuda", (8,), mesh_dim_names=("dp_shrd",))  # expect: RNK507
+        rollout = init_device_mesh("cuda", (8,), mesh_dim_names=("infer_pp",))
         tp_mesh = mesh["tq"]  # expect: RNK507
         """,
     )
@@ -831,19 +898,28 @@ Undeclared-name checks need a mesh construction somewhere in the run.
         names_node = keywords.get("mesh_dim_names")
         if names_node is None and len(node.args) > 2 and node.args[2].keyword is None:
             names_node = node.args[2].value
-        if not isinstance(names_node, (cst.Tuple, cst.List)):
+        if names_node is None:
             return
-        names = [string_value(element.value) for element in names_node.elements]
+        names = (
+            [string_value(element.value) for element in names_node.elements]
+            if isinstance(names_node, (cst.Tuple, cst.List))
+            else [None]
+        )
+        if None in names:
+            self.ctx.facts.mesh_dynamic = True
+            return
         for element, value in zip(names_node.elements, names, strict=True):
             if value is None:
                 continue
             self.ctx.facts.mesh_names.add(value)
-            if value not in self.ctx.settings.mesh_axes:
+            axes = self.ctx.settings.mesh_axes
+            near = _near_miss(value, axes)
+            if value not in axes and near is not None:
                 self.report(
                     element.value,
-                    f'mesh dimension "{value}" is not one of the declared parallelism axes '
-                    f"(`mesh-axes`): a typo or a second naming convention; use the project's "
-                    f"axis names or add it to `extend-mesh-axes`",
+                    f'mesh dimension "{value}" looks like a misspelling of the axis "{near}" '
+                    f'(`mesh-axes`): code that asks for "{near}" will not find it; fix the '
+                    f"name, or add it to `extend-mesh-axes` if it is meant",
                 )
         shape_node = keywords.get("mesh_shape")
         if shape_node is None and len(node.args) > 1 and node.args[1].keyword is None:

@@ -233,8 +233,12 @@ group or device mesh, spawn ranks (`torch.multiprocessing.spawn` /
 a marker named in `distributed-markers` (default `distributed`, `gpu`,
 `cuda`, `multigpu`, ...) on the function, its class or the module
 (`pytestmark`); a skip condition (`skipif`, `skipIf`/`skipUnless`, a decorator
-named `skip*` or `requires*`); or a skip in the body (`pytest.skip`,
-`self.skipTest`, a check of `torch.cuda.is_available()`).
+named `skip*`, `requires*` or `*gpu*`); a harness decorator whose name
+mentions `dist` (`@dist_init`); a test class deriving from a multi-process or
+distributed test case (`MultiProcessTestCase`, `DistributedTestBase`,
+`FSDPTest`, `DTensorTestBase`); or a
+skip in the body (`pytest.skip`, `self.skipTest`, a check of
+`torch.cuda.is_available()`).
 """
     why = """\
 CI picks suites by marker: an unmarked distributed test runs in the CPU unit
@@ -292,6 +296,8 @@ test decorators are recognised by name (`skip_if_lt_x_gpu`, `requires_nccl`).
         decorators = [*node.decorators, *(d for c in classes[-1:] for d in c.decorators)]
         if any(self._marks(d.decorator) for d in decorators):
             return
+        if classes and any(_distributed_base(arg.value) for arg in classes[-1].bases):
+            return  # a multi-process test case class runs its tests in ranks it manages
         self._tests.append((node, self.here(), []))
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -342,11 +348,23 @@ test decorators are recognised by name (`skip_if_lt_x_gpu`, `requires_nccl`).
         name = dotted_name(target) or ""
         last = name.rsplit(".", 1)[-1]
         markers = self.ctx.settings.distributed_markers
+        lowered = last.lower()
         return (
             last in markers
-            or last.lower().startswith(("skip", "requires", "require_"))
-            or "gpu" in last.lower()
+            or lowered.startswith(("skip", "requires", "require_"))
+            or "gpu" in lowered
+            or "dist" in lowered  # harness decorators: `@dist_init`, `@with_dist`
         )
+
+
+def _distributed_base(node: cst.BaseExpression) -> bool:
+    name = (dotted_name(node) or "").rsplit(".", 1)[-1].lower()
+    return any(word in name for word in _DISTRIBUTED_BASE_WORDS)
+
+
+# Test case base classes that run their tests in ranks they start themselves
+# (`MultiProcessTestCase`, `DistributedTestBase`, `FSDPTest`, `DTensorTestBase`).
+_DISTRIBUTED_BASE_WORDS = ("multiprocess", "multithread", "distributed", "fsdp", "dtensor")
 
 
 def _is_to(func: cst.BaseExpression) -> bool:
