@@ -42,6 +42,51 @@ def test_periodic_sync_is_reported_when_allow_periodic_sync_is_false() -> None:
     assert hot_findings(PERIODIC, config) == [(7, "RNK201")]
 
 
+def test_sync_under_a_condition_that_names_logging_or_evaluation_is_periodic() -> None:
+    source = """
+    def train(model, loader, optimizer, tracker):
+        for step, batch in enumerate(loader):
+            loss = model(batch).mean()
+            loss.backward()
+            optimizer.step()
+            if tracker.should_log(step):
+                print(loss.item())
+            if is_eval_step:
+                print(loss.item())
+    """
+
+    assert hot_findings(source) == []
+
+
+def test_condition_on_log_probabilities_is_not_taken_for_periodic_logging() -> None:
+    source = """
+    def train(model, loader, optimizer, log_probs):
+        for batch in loader:
+            loss = model(batch).mean()
+            loss.backward()
+            optimizer.step()
+            if log_probs is not None:
+                print(loss.item())
+    """
+
+    assert hot_findings(source) == [(7, "RNK201")]
+
+
+def test_per_epoch_code_around_a_step_loop_is_not_hot() -> None:
+    source = """
+    def train(model, loader, optimizer, epochs):
+        for epoch in range(epochs):
+            for batch in loader:
+                loss = model(batch).mean()
+                loss.backward()
+                optimizer.step()
+                print(loss.item())
+            print(f"epoch {epoch} loss {loss.item()}")
+    """
+
+    assert hot_findings(source) == [(7, "RNK201")]
+
+
 def test_sync_after_the_training_loop_is_not_reported() -> None:
     source = """
     def train(model, loader, optimizer):

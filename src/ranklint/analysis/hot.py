@@ -110,6 +110,8 @@ _NOT_A_FORWARD = frozenset(
         "clone",
         "reset",
         "patch",
+        "unwrap",
+        "wrapped",
         "is",
         "has",
         "num",
@@ -232,7 +234,9 @@ def periodic_arm(test: cst.BaseExpression) -> int:
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         negated, test = not negated, test.expression
     arm = 0
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+    if _names_a_periodic_event(test):
+        arm = 1
+    elif isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         # `a and b` holds only where both hold: periodic if either operand is.
         if periodic_arm(test.left) == 1 or periodic_arm(test.right) == 1:
             arm = 1
@@ -246,6 +250,60 @@ def periodic_arm(test: cst.BaseExpression) -> int:
     elif _is_modulo(test):
         arm = -1
     return -arm if negated else arm
+
+
+# Words that name a periodic event in a condition: `if self.should_log(step):`,
+# `if is_eval_step:`, `if step == next_checkpoint:`.
+_PERIODIC_WORDS = frozenset(
+    {
+        "log",
+        "logging",
+        "eval",
+        "evaluate",
+        "evaluation",
+        "valid",
+        "validate",
+        "validation",
+        "save",
+        "checkpoint",
+        "ckpt",
+        "report",
+        "interval",
+        "every",
+        "print",
+        "profile",
+        "profiling",
+    }
+)
+
+
+# `log_probs`, `log_softmax`: "log" the function, not the logging.
+_NOT_PERIODIC_WORDS = frozenset(
+    {"prob", "probs", "logprobs", "softmax", "likelihood", "ratio", "det", "sigmoid", "space"}
+)
+
+
+def _names_a_periodic_event(test: cst.BaseExpression) -> bool:
+    """A condition whose names say it holds once in a while (logging, eval, saving)."""
+    stack: list[cst.CSTNode] = [test]
+    seen = 0
+    while stack and seen < 64:
+        node = stack.pop()
+        seen += 1
+        if isinstance(node, cst.Name):
+            words = {word.lower() for word in identifier_words(node.value)}
+            if words & _PERIODIC_WORDS and not words & _NOT_PERIODIC_WORDS:
+                return True
+        if isinstance(node, cst.Attribute):
+            stack.append(node.attr)
+            stack.append(node.value)
+        elif isinstance(node, (cst.Call, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation)):
+            stack.extend(child for child in node.children if isinstance(child, cst.BaseExpression))
+            if isinstance(node, cst.Comparison):
+                stack.extend(target.comparator for target in node.comparisons)
+            if isinstance(node, cst.Call):
+                stack.append(node.func)
+    return False
 
 
 def _is_modulo(node: cst.BaseExpression) -> bool:

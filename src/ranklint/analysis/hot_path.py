@@ -4,8 +4,9 @@ Hot regions, from every file's summary (see :mod:`ranklint.analysis.hot`):
 
 - the body of a *step loop*: a loop whose body reaches a step marker
   (``loss.backward()``, ``optimizer.step()``, a model forward, a call of a
-  hot-named function), directly or through a project function that performs a
-  step on every call (a marker outside any loop of its own);
+  hot-named function) outside its nested loops, directly or through a project
+  function that performs a step on every call (a marker outside any loop of
+  its own). An epoch loop around a step loop is not hot: only the inner loop;
 - the whole body of a *hot function* (``hot-functions`` names, ``forward`` of
   an ``nn.Module``, ``@torch.compile``, ``# ranklint: hot``);
 - transitively, every project function called from hot code: the finding
@@ -159,7 +160,9 @@ class HotPathAnalysis:
         """Find the step loops of a function that is not hot as a whole."""
         for event in events:
             if isinstance(event, Loop):
-                marker = self._marker(ref, event.body, loops=True)
+                # A step loop steps in its own body: an epoch loop whose steps
+                # happen in a nested loop is not one (its per-epoch code is cold).
+                marker = self._marker(ref, event.body, loops=False)
                 if marker is not None:
                     owner = ref.function.qualname
                     place = "at module level" if owner == "<module>" else f"of `{owner}`"

@@ -93,8 +93,8 @@ library code. Not reported: imports under `if TYPE_CHECKING:`, inside
 `script-patterns`, a package's imports of itself (`deepspeed/...`
 importing `deepspeed`), and imports in a module or package named after the
 dependency (`wandb_logger.py`, `sglang_rollout/`, `models/mcore/` for
-megatron, `kernels.py` for triton: the integration point, imported only where
-the dependency is wanted).
+megatron, `kernels.py` for triton, any module that defines `@triton.jit`
+kernels: the integration point, imported only where the dependency is wanted).
 """
     why = """\
 Every process that imports the module pays for the dependency: seconds of
@@ -152,6 +152,8 @@ itself only imported lazily is reported anyway.
             if any(alias in words for alias in (name.lower(), *_ALIASES.get(name, ())))
         }
         self._active = not (ctx.is_test or ctx.is_script)
+        if "triton" in ctx.settings.heavy_modules and _defines_triton_kernels(ctx.module):
+            self._own.add("triton")  # a kernel module: triton is what it is made of
 
     def visit_Try(self, node: cst.Try) -> None:
         if _catches_import_error(node):
@@ -205,6 +207,19 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "transformer_engine": ("te_",),
     "triton": ("kernel",),
 }
+
+
+def _defines_triton_kernels(module: cst.Module) -> bool:
+    """A module-level ``@triton.jit`` / ``@triton.autotune`` function."""
+    for statement in module.body:
+        if isinstance(statement, cst.FunctionDef):
+            for decorator in statement.decorators:
+                callee = decorator.decorator
+                if isinstance(callee, cst.Call):
+                    callee = callee.func
+                if (dotted_name(callee) or "").startswith("triton."):
+                    return True
+    return False
 
 
 def _catches_import_error(node: cst.Try) -> bool:

@@ -17,6 +17,8 @@ _IPV4 = re.compile(r"(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?::\d{1,5})?")
 _TCP = re.compile(r"tcp://(?P<host>[^:/\s]+):(?P<port>\d{1,5})/?")
 _LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 _ENDPOINT_VARIABLES = frozenset({"MASTER_ADDR", "MASTER_PORT"})
+# Public resolvers used to find the local address of the outbound route.
+_ROUTE_PROBES = frozenset({"8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1"})
 
 
 def string_value(node: cst.BaseExpression) -> str | None:
@@ -107,7 +109,10 @@ class HardCodedEndpoint(_StringRule):
 Reports string literals that are an IPv4 address (with or without a port;
 `0.0.0.0` and loopback excepted), `tcp://host:port` strings, and literal
 values written to `MASTER_ADDR` / `MASTER_PORT` (`os.environ[...] = ...`,
-`setdefault`, `putenv`, `update`). As the rendezvous endpoint (`tcp://`,
+`putenv`, `update`). Fallbacks are not reported: `setdefault`, and writes
+under a test of the same variable (`if "MASTER_PORT" not in os.environ:`);
+nor are public resolvers used to probe the outbound route (`8.8.8.8`,
+`1.1.1.1`). As the rendezvous endpoint (`tcp://`,
 `MASTER_ADDR`), loopback (`localhost`, `127.0.0.1`) is fine in files
 matching `test-patterns` and `script-patterns` and reported elsewhere: a
 library that rendezvouses on localhost cannot run on two nodes.
@@ -134,6 +139,9 @@ comparison).
         dist.init_process_group("nccl", init_method="env://")
         address = os.environ["MASTER_ADDR"]
         bind = "0.0.0.0"
+        os.environ.setdefault("MASTER_PORT", "29500")
+        if "MASTER_ADDR" not in os.environ:
+            os.environ["MASTER_ADDR"] = "10.0.0.1"
         """,
     )
     invalid = (
@@ -145,7 +153,7 @@ comparison).
 
         def setup(rank, world):
             os.environ["MASTER_ADDR"] = "10.0.3.17"  # expect: RNK501
-            os.environ.setdefault("MASTER_PORT", "29500")  # expect: RNK501
+            os.environ["MASTER_PORT"] = "29500"  # expect: RNK501
             dist.init_process_group(
                 "nccl",
                 init_method="tcp://192.168.1.4:23456",  # expect: RNK501
@@ -158,6 +166,20 @@ comparison).
     def _loopback_ok(self) -> bool:
         return self.ctx.is_test or self.ctx.is_script
 
+    def _fallback(self, key: str, where: cst.CSTNode) -> bool:
+        """``setdefault``, or a write under ``if "MASTER_PORT" not in os.environ:``."""
+        if (
+            isinstance(where, cst.Call)
+            and isinstance(where.func, cst.Attribute)
+            and where.func.attr.value == "setdefault"
+        ):
+            return True
+        quoted = (f'"{key}"', f"'{key}'")
+        return any(
+            any(q in self.ctx.module.code_for_node(c.test) for q in quoted)
+            for c in self.ctx.conditions
+        )
+
     def visit_Assign(self, node: cst.Assign) -> None:
         self._environment(node)
 
@@ -165,8 +187,11 @@ comparison).
         self._environment(node)
 
     def _environment(self, node: cst.CSTNode) -> None:
-        for key, value, _ in environ_writes(node, self.ctx.names.resolve):
+        for key, value, where in environ_writes(node, self.ctx.names.resolve):
             if key not in _ENDPOINT_VARIABLES or value is None:
+                continue
+            if self._fallback(key, where):
+                self._skip.add(id(value))
                 continue
             literal = string_value(value)
             if literal is None and int_value(value) is None:
@@ -174,7 +199,7 @@ comparison).
             self._skip.add(id(value))
             if key == "MASTER_ADDR" and literal in _LOOPBACK_HOSTS and self._loopback_ok():
                 continue
-            if key == "MASTER_PORT" and self.ctx.is_test:
+            if key == "MASTER_PORT" and self._loopback_ok():
                 continue
             self.report(
                 value,
@@ -206,7 +231,7 @@ comparison).
         host = value.split(":", 1)[0]
         # Loopback counts where it is the rendezvous endpoint (above), not as a
         # bare constant (a list of local hosts, a bind address).
-        if host == "0.0.0.0" or host.startswith("127."):
+        if host == "0.0.0.0" or host.startswith("127.") or host in _ROUTE_PROBES:
             return
         self.report(
             node,
@@ -440,9 +465,10 @@ class HardCodedTopology(Rule):
 Reports, in library code (not in files matching `test-patterns` or
 `script-patterns`): literal `rank`/`world_size` arguments to
 `init_process_group` (except on the `"fake"` backend, which simulates a
-job); literal process or GPU counts of 2 or more (`nprocs=`,
-`nproc_per_node=`, `num_gpus=`, `gpus_per_node=`, `num_processes=`,
-`world_size=` keywords); `CUDA_VISIBLE_DEVICES` set in code; literal mesh
+job, and for a one-process group, `world_size=1`); literal process or GPU
+counts of 2 or more (`nprocs=`, `nproc_per_node=`, `num_gpus=`, `gpus_per_node=`, `num_processes=`,
+`world_size=` keywords); `CUDA_VISIBLE_DEVICES` set to a literal in code
+(a value computed from the scheduler's assignment is fine); literal mesh
 shapes in `init_device_mesh`.
 """
     why = """\
@@ -501,6 +527,8 @@ not reported.
             if name in _INIT and keyword in ("rank", "world_size"):
                 if node.args and string_value(node.args[0].value) == "fake":
                     continue  # a simulated job on the fake backend: the literal is the point
+                if _single_process(node):
+                    continue  # a one-process group (tools, controllers): no topology
                 self._report(arg.value, f"`{keyword}={value}` in `init_process_group`")
             elif keyword in _TOPOLOGY_KEYWORDS and value >= 2:
                 self._report(arg.value, f"`{keyword}={value}`")
@@ -517,9 +545,12 @@ not reported.
     def _visible_devices(self, node: cst.CSTNode) -> None:
         if not self._active:
             return
-        for key, value, where in environ_writes(node, self.ctx.names.resolve):
-            if key == "CUDA_VISIBLE_DEVICES":
-                self._report(value if value is not None else where, "`CUDA_VISIBLE_DEVICES`")
+        for key, value, _ in environ_writes(node, self.ctx.names.resolve):
+            literal = value is not None and (
+                string_value(value) is not None or int_value(value) is not None
+            )
+            if key == "CUDA_VISIBLE_DEVICES" and literal:
+                self._report(value, "`CUDA_VISIBLE_DEVICES`")
 
     def _report(self, node: cst.CSTNode, what: str) -> None:
         self.report(
@@ -528,6 +559,14 @@ not reported.
             f"wait for peers that never come or GPUs go unused; read it from the launcher "
             f"(`dist.get_world_size()`, `WORLD_SIZE`) or the configuration",
         )
+
+
+def _single_process(node: cst.Call) -> bool:
+    """``init_process_group(..., world_size=1)``: a group of one process."""
+    return any(
+        arg.keyword is not None and arg.keyword.value == "world_size" and int_value(arg.value) == 1
+        for arg in node.args
+    )
 
 
 _DEBUG_VARIABLES = frozenset(
