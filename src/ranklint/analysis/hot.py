@@ -18,6 +18,7 @@ records the facts that decide it (the project phase,
 
 from __future__ import annotations
 
+import functools
 import re
 
 import libcst as cst
@@ -285,25 +286,34 @@ _NOT_PERIODIC_WORDS = frozenset(
 
 def _names_a_periodic_event(test: cst.BaseExpression) -> bool:
     """A condition whose names say it holds once in a while (logging, eval, saving)."""
-    stack: list[cst.CSTNode] = [test]
+    stack: list[cst.BaseExpression] = [test]
     seen = 0
     while stack and seen < 64:
         node = stack.pop()
         seen += 1
         if isinstance(node, cst.Name):
-            words = {word.lower() for word in identifier_words(node.value)}
-            if words & _PERIODIC_WORDS and not words & _NOT_PERIODIC_WORDS:
+            if _periodic_name(node.value):
                 return True
-        if isinstance(node, cst.Attribute):
+        elif isinstance(node, cst.Attribute):
             stack.append(node.attr)
             stack.append(node.value)
-        elif isinstance(node, (cst.Call, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation)):
-            stack.extend(child for child in node.children if isinstance(child, cst.BaseExpression))
-            if isinstance(node, cst.Comparison):
-                stack.extend(target.comparator for target in node.comparisons)
-            if isinstance(node, cst.Call):
-                stack.append(node.func)
+        elif isinstance(node, cst.Call):
+            stack.append(node.func)
+            stack.extend(arg.value for arg in node.args)
+        elif isinstance(node, cst.UnaryOperation):
+            stack.append(node.expression)
+        elif isinstance(node, cst.BooleanOperation):
+            stack.extend((node.left, node.right))
+        elif isinstance(node, cst.Comparison):
+            stack.append(node.left)
+            stack.extend(target.comparator for target in node.comparisons)
     return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _periodic_name(name: str) -> bool:
+    words = {word.lower() for word in identifier_words(name)}
+    return bool(words & _PERIODIC_WORDS) and not words & _NOT_PERIODIC_WORDS
 
 
 def _is_modulo(node: cst.BaseExpression) -> bool:

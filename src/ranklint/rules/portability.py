@@ -21,9 +21,20 @@ _ENDPOINT_VARIABLES = frozenset({"MASTER_ADDR", "MASTER_PORT"})
 _ROUTE_PROBES = frozenset({"8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1"})
 
 
+_LONGEST_STRING = 400
+
+
 def string_value(node: cst.BaseExpression) -> str | None:
     """The value of a plain string literal (no f-string, no bytes), else None."""
     if isinstance(node, cst.SimpleString) and "b" not in node.prefix.lower():
+        raw = node.value
+        if len(raw) > _LONGEST_STRING:
+            return None  # no rule looks at long text; evaluating it costs a compile
+        if "\\" not in raw:
+            # No escapes: the text between the quotes is the value (no compile).
+            quote = raw[len(node.prefix) :][:3]
+            width = 3 if quote in ('"""', "'''") else 1
+            return raw[len(node.prefix) + width : len(raw) - width]
         try:
             value = node.evaluated_value
         except (SyntaxError, ValueError, MemoryError):
@@ -44,6 +55,9 @@ def int_value(node: cst.BaseExpression) -> int | None:
     return None
 
 
+_ENVIRON_WRITERS = frozenset({"setdefault", "putenv", "update"})
+
+
 def environ_writes(
     node: cst.CSTNode, resolve: Callable[[cst.BaseExpression], str | None]
 ) -> Iterator[tuple[str, cst.BaseExpression | None, cst.CSTNode]]:
@@ -53,6 +67,8 @@ def environ_writes(
     ``os.putenv("X", v)`` and ``os.environ.update({"X": v}, X=v)``.
     """
     if isinstance(node, cst.Assign):
+        if not any(isinstance(target.target, cst.Subscript) for target in node.targets):
+            return
         for target in node.targets:
             subject = target.target
             if (
@@ -65,7 +81,11 @@ def environ_writes(
                 if key is not None:
                     yield key, node.value, node
         return
-    if not isinstance(node, cst.Call):
+    if not (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in _ENVIRON_WRITERS
+    ):
         return
     name = resolve(node.func)
     if name in ("os.environ.setdefault", "os.putenv") and node.args:
