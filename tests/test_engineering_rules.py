@@ -202,3 +202,13 @@ def test_blocking_functions_config_reports_project_functions_in_async_code() -> 
 
     assert codes(source, "pkg/rollout.py") == []
     assert codes(source, "pkg/rollout.py", config) == [(5, "RNK401")]
+
+
+def test_url_routes_that_look_like_mount_points_are_not_machine_paths() -> None:
+    source = """
+    @app.put("/data/<shard_id>")
+    def put_shard(shard_id):
+        return "/data/<shard_id>"
+    """
+
+    assert codes(source, "pkg/server.py") == []

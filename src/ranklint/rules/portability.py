@@ -414,7 +414,8 @@ class MachineSpecificPath(_StringRule):
 Reports string literals that start with one of `machine-path-prefixes`
 (default `/home/`, `/Users/`, `/mnt/`, `/data/`, `/scratch/`, `/nfs/`,
 `/fsx/`, `/lustre/`, `/gpfs/`, `/root/`, `/workspace/`, `C:\\Users\\`).
-Docstrings are not reported.
+Docstrings, strings in decorators (URL routes such as
+`@app.put("/data/<id>")`) and templates with `<...>` are not reported.
 """
     why = """\
 `/home/alice/ckpt` exists on Alice's workstation; on the cluster the job runs
@@ -443,11 +444,21 @@ Paths built by joining pieces (`"/mnt" + "/x"`, f-strings) are not reported.
         """,
     )
 
+    def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
+        super().__init__(ctx, sink)
+        self._decorators = 0
+
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        self._decorators += 1
+
+    def leave_Decorator(self, node: cst.Decorator) -> None:
+        self._decorators -= 1
+
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        if self.skipped(node):
-            return
+        if self.skipped(node) or self._decorators:
+            return  # `@app.route("/data/<id>")`: a URL route, not a file
         value = string_value(node)
-        if value is None or "\n" in value or len(value) > 300:
+        if value is None or "\n" in value or len(value) > 300 or "<" in value:
             return
         for prefix in self.ctx.settings.machine_path_prefixes:
             if value.startswith(prefix) and len(value) > len(prefix):
