@@ -23,7 +23,7 @@ import re
 
 import libcst as cst
 
-from ranklint.analysis.names import NameTable, dotted_name
+from ranklint.analysis.names import NameTable, dotted_name, last_name
 from ranklint.analysis.rank import RankNames, identifier_words
 
 # Default `hot-functions`: functions that run once per step or micro-batch.
@@ -165,7 +165,7 @@ def marker_label(node: cst.Call, patterns: RankNames) -> tuple[str, bool] | None
     func = node.func
     if isinstance(func, cst.Attribute):
         method = func.attr.value
-        receiver = _last_name(func.value)
+        receiver = last_name(func.value)
         if method in ("backward", "zero_grad"):
             return _label(func), True
         if method == "step":
@@ -195,16 +195,6 @@ def _label(func: cst.BaseExpression) -> str:
     return f"{dotted or '...'}()"
 
 
-def _last_name(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    if isinstance(node, cst.Call):
-        return _last_name(node.func)
-    return None
-
-
 def _is_model_name(name: str) -> bool:
     """``model``, ``ddp_model``, ``policy_net``; not ``Model`` (a class) or ``build_model``."""
     if not name or name[0].isupper():
@@ -215,11 +205,11 @@ def _is_model_name(name: str) -> bool:
 
 def is_model_call(func: cst.BaseExpression) -> bool:
     """A call that runs a model's forward (its output is a tensor or a model output)."""
-    name = _last_name(func) if not isinstance(func, cst.Call) else None
+    name = last_name(func) if not isinstance(func, cst.Call) else None
     if name is None:
         return False
     if isinstance(func, cst.Attribute) and func.attr.value in _FORWARD_METHODS:
-        receiver = _last_name(func.value)
+        receiver = last_name(func.value)
         return receiver is not None and _is_model_name(receiver)
     return _is_model_name(name)
 

@@ -51,6 +51,17 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return ".".join(reversed(parts))
 
 
+def last_name(node: cst.BaseExpression) -> str | None:
+    """The last identifier of a name, attribute or call (``self.model.forward(x)``: forward)."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    if isinstance(node, cst.Call):
+        return last_name(node.func)
+    return None
+
+
 def import_from_module(node: cst.ImportFrom) -> str:
     """The module of a ``from`` import, relative dots included (``..pkg.mod``)."""
     dots = "." * len(node.relative)

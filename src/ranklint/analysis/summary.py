@@ -25,7 +25,7 @@ import libcst as cst
 
 from ranklint.analysis.catalog import CallKind, CallSpec, ParamRef, lookup, lookup_method
 from ranklint.analysis.hot import hot_reason, marker_label, periodic_arm
-from ranklint.analysis.names import dotted_name
+from ranklint.analysis.names import dotted_name, last_name
 from ranklint.analysis.rank import (
     CLEAN,
     RankTaint,
@@ -416,7 +416,7 @@ class FactsBuilder:
         target = call_target(func, names)
         if isinstance(func, cst.Attribute) and (qualified is None or spec is None):
             method = func.attr.value
-            receiver = _receiver_name(func.value)
+            receiver = last_name(func.value)
             if self.state_dict_contexts and method in _STATE_DICT_METHODS and qualified is None:
                 return _FSDP_STATE_DICT, target
             if target is None or not target.startswith("@self:"):
@@ -671,16 +671,6 @@ def has_unpacking(node: cst.Call) -> bool:
 
 def _is_none(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
-
-
-def _receiver_name(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    if isinstance(node, cst.Call):
-        return _receiver_name(node.func)
-    return None
 
 
 def _decorator_callee(node: cst.BaseExpression) -> cst.BaseExpression:

@@ -15,7 +15,7 @@ from typing import ClassVar
 import libcst as cst
 
 from ranklint.analysis.names import dotted_name
-from ranklint.analysis.tensors import Kind, TensorTypes, short_text
+from ranklint.analysis.tensors import HOST_FACTORIES, Kind, TensorTypes, short_text
 from ranklint.findings import Severity
 from ranklint.rules.base import Rule
 
@@ -31,21 +31,8 @@ _COPY_METHODS = frozenset({"item", "tolist", "cpu", "numpy"})
 _DATA_DEPENDENT = frozenset({"torch.nonzero", "torch.masked_select", "torch.unique"})
 _CONVERSIONS = frozenset({"float", "int", "bool", "complex"})
 _FORMATTERS = frozenset({"str", "repr", "format", "print"})
-_FACTORIES = frozenset(
-    {
-        "zeros",
-        "ones",
-        "empty",
-        "full",
-        "rand",
-        "randn",
-        "randint",
-        "arange",
-        "linspace",
-        "tensor",
-        "as_tensor",
-    }
-)
+# The host factories that RNK203 checks (`from_numpy` has no `device=`).
+_FACTORIES = HOST_FACTORIES - {"from_numpy"}
 
 
 class _HotRule(Rule):
