@@ -61,14 +61,12 @@ class Linter:
             config.extra_collectives,
             (*config.hot_functions, *config.extend_hot_functions),
             allow_periodic_sync=config.allow_periodic_sync,
+            heavy_modules=(*config.heavy_modules, *config.extend_heavy_modules),
+            blocking_functions=config.blocking_functions,
+            machine_path_prefixes=config.machine_path_prefixes,
+            mesh_axes=(*config.mesh_axes, *config.extend_mesh_axes),
+            distributed_markers=config.distributed_markers,
         )
-        self.settings.heavy_modules = frozenset(
-            (*config.heavy_modules, *config.extend_heavy_modules)
-        )
-        self.settings.blocking_functions = frozenset(config.blocking_functions)
-        self.settings.machine_path_prefixes = tuple(config.machine_path_prefixes)
-        self.settings.mesh_axes = frozenset((*config.mesh_axes, *config.extend_mesh_axes))
-        self.settings.distributed_markers = frozenset(config.distributed_markers)
         self._test_spec = config.test_spec()
         self._script_spec = config.script_spec()
         self._project_codes = frozenset(rule.code for rule in self.rules if rule.project)

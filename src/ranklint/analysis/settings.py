@@ -35,6 +35,11 @@ class AnalysisSettings:
         hot_functions: Sequence[str] = DEFAULT_HOT_FUNCTIONS,
         *,
         allow_periodic_sync: bool = True,
+        heavy_modules: Sequence[str] = (),
+        blocking_functions: Sequence[str] = (),
+        machine_path_prefixes: Sequence[str] = (),
+        mesh_axes: Sequence[str] = (),
+        distributed_markers: Sequence[str] = (),
     ) -> AnalysisSettings:
         extra: dict[str, CallSpec] = {}
         methods: dict[str, CallSpec] = {}
@@ -50,4 +55,9 @@ class AnalysisSettings:
             methods,
             RankNames(hot_functions),
             allow_periodic_sync,
+            frozenset(heavy_modules),
+            frozenset(blocking_functions),
+            tuple(machine_path_prefixes),
+            frozenset(mesh_axes),
+            frozenset(distributed_markers),
         )
