@@ -24,8 +24,9 @@ import libcst as cst
 
 from ranklint import Config, lint_source
 from ranklint.analysis.context import FileContext
-from ranklint.engine import deep_recursion
-from ranklint.traversal import Walker
+from ranklint.analysis.recorders import FACT_RECORDERS
+from ranklint.engine import deep_recursion, selected_rules
+from ranklint.engine.walker import Walker
 
 
 def default_corpus() -> Path:
@@ -45,7 +46,9 @@ def main() -> int:
     root = args.directory or default_corpus()
     sources = [p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.py"))]
     modules = [cst.parse_module(s) for s in sources]
-    rules = Config(select=("ALL",)).enabled_rules()
+    config = Config(select=("ALL",))
+    rules = selected_rules(config)
+    settings = config.analysis_settings()
 
     def noop_visit() -> None:
         for module in modules:
@@ -54,8 +57,10 @@ def main() -> int:
     def ranklint_walk() -> None:
         with deep_recursion():
             for module in modules:
-                ctx = FileContext("f.py", module)
-                Walker(ctx, [rule(ctx, lambda _: None) for rule in rules]).walk(module)
+                ctx = FileContext("f.py", module, settings)
+                recorders = [recorder(ctx) for recorder in FACT_RECORDERS]
+                visitors = [*recorders, *(rule(ctx, lambda _: None) for rule in rules)]
+                Walker(ctx, visitors).walk(module)
 
     def each(function: Callable[[str], object]) -> Callable[[], None]:
         def run() -> None:

@@ -14,7 +14,7 @@ BOTH = "from os import *\nimport torch.distributed as dist\ndist.init_process_gr
 
 
 def enabled(config: Config) -> list[str]:
-    return [rule.code for rule in config.enabled_rules()]
+    return list(config.enabled_codes())
 
 
 RNK1_DEFAULT = ["RNK101", "RNK102", "RNK103", "RNK104", "RNK105", "RNK106", "RNK108", "RNK109"]

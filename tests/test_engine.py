@@ -9,10 +9,10 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from ranklint import lint_paths, lint_source
+from ranklint import Config, lint_paths, lint_source
 from ranklint.analysis.context import FileContext
+from ranklint.engine.walker import Walker
 from ranklint.rules.imports import WildcardImport
-from ranklint.traversal import Walker
 from tests.conftest import REPO_ROOT, write
 
 BAD_IMPORT = "import torch.distributed as dist\ndist.init_process_group('gloo')\n"
@@ -201,7 +201,7 @@ def test_walker_reaches_every_call_libcst_visits(path: Path) -> None:
     module.visit(reference)
     rule = _CountingRule()
 
-    Walker(FileContext(str(path), module), [rule]).walk(module)  # type: ignore[list-item]
+    Walker(FileContext(str(path), module, Config().analysis_settings()), [rule]).walk(module)  # type: ignore[list-item]
 
     assert rule.calls == reference.calls
 
@@ -242,7 +242,7 @@ class K(c2(), metaclass=c3()):
     module.visit(reference)
     rule = _CountingRule()
 
-    Walker(FileContext("k.py", module), [rule]).walk(module)  # type: ignore[list-item]
+    Walker(FileContext("k.py", module, Config().analysis_settings()), [rule]).walk(module)  # type: ignore[list-item]
 
     assert rule.calls == reference.calls == 40
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ranklint import Config, lint_paths, lint_source
-from ranklint.analysis.project import module_name
+from ranklint.analysis.callgraph import module_name
 from ranklint.engine import Linter
 from tests.conftest import run_subprocess, write
 

@@ -7,10 +7,12 @@ import textwrap
 import libcst as cst
 import pytest
 
+from ranklint import Config
 from ranklint.analysis.context import FileContext
-from ranklint.analysis.rank import DEFAULT_RANK_NAMES, GLOBAL_AXIS, RankNames, Taint
+from ranklint.analysis.names import NamePatterns
+from ranklint.analysis.rank import DEFAULT_RANK_NAMES, GLOBAL_AXIS, Taint
+from ranklint.engine.walker import Walker
 from ranklint.rules.base import Rule
-from ranklint.traversal import Walker
 
 
 class _Probe(Rule):
@@ -27,7 +29,7 @@ class _Probe(Rule):
 
 def taints(source: str) -> list[Taint]:
     module = cst.parse_module(textwrap.dedent(source))
-    ctx = FileContext(path="probe.py", module=module)
+    ctx = FileContext(path="probe.py", module=module, settings=Config().analysis_settings())
     probe = _Probe(ctx)
     Walker(ctx, [probe]).walk(module)
     return probe.seen
@@ -175,8 +177,8 @@ def test_rank_values_carry_the_parallel_axis_they_vary_along(
 
 
 def test_configured_rank_names_replace_the_patterns() -> None:
-    names = RankNames(("leader_*",))
+    names = NamePatterns(("leader_*",))
 
     assert names.matches("leader_flag")
     assert not names.matches("rank")
-    assert RankNames(DEFAULT_RANK_NAMES).matches("tensor_model_parallel_rank")
+    assert NamePatterns(DEFAULT_RANK_NAMES).matches("tensor_model_parallel_rank")

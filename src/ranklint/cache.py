@@ -31,19 +31,16 @@ import sys
 import tempfile
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ranklint._version import __version__
-
-if TYPE_CHECKING:
-    from ranklint.config import Config
-    from ranklint.engine import FileResult
+from ranklint.config import Config
+from ranklint.results import FileResult
 
 logger = logging.getLogger(__name__)
 
 CACHE_DIR_NAME = ".ranklint_cache"
 CACHE_DIR_ENV = "RANKLINT_CACHE_DIR"
-_FORMAT = 2
+_FORMAT = 3
 _MAGIC = b"ranklint-cache\n"
 _GITIGNORE = "# Created by ranklint: the cache is never committed.\n*\n"
 _CACHEDIR_TAG = (
@@ -64,28 +61,9 @@ def config_fingerprint(config: Config) -> str:
         f"source={_source_hash()}",
         f"python={sys.version_info[0]}.{sys.version_info[1]}",
         f"libcst={libcst_version}",
-        "rules=" + ",".join(rule.code for rule in config.enabled_rules()),
-        "per-file-ignores="
-        + ";".join(f"{k}:{','.join(v)}" for k, v in sorted(config.per_file_ignores.items())),
-        f"root={Path(config.root).absolute()}",
-        "rank-names=" + ",".join((*config.rank_names, *config.extend_rank_names)),
-        "extra-collectives=" + ",".join(config.extra_collectives),
-        "hot-functions=" + ",".join((*config.hot_functions, *config.extend_hot_functions)),
-        f"allow-periodic-sync={config.allow_periodic_sync}",
-        *(
-            f"{key}=" + ",".join(getattr(config, key))
-            for key in (
-                "test_patterns",
-                "script_patterns",
-                "heavy_modules",
-                "extend_heavy_modules",
-                "blocking_functions",
-                "machine_path_prefixes",
-                "mesh_axes",
-                "extend_mesh_axes",
-                "distributed_markers",
-            )
-        ),
+        "rules=" + ",".join(config.enabled_codes()),
+        # Every option (declared once, in Config) and the root.
+        *config.fingerprint_parts(),
     ]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
 

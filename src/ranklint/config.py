@@ -1,35 +1,11 @@
 """Configuration: ``[tool.ranklint]`` in ``pyproject.toml``, validated on construction.
 
-Keys (TOML spelling):
-
-``select``          codes or prefixes to enable, replacing the default set
-                    (``"RNK1"``, ``"RNK101"``, ``"ALL"``)
-``extend-select``   codes or prefixes to enable on top of the selection
-``ignore``          codes or prefixes to disable
-``per-file-ignores`` table: gitignore-style glob -> codes to disable there
-``exclude``         gitignore-style patterns never walked into (replaces defaults)
-``extend-exclude``  patterns excluded on top of ``exclude``
-``rank-names``      glob patterns of names whose value is the caller's rank or a
-                    predicate on it (replaces the defaults)
-``extend-rank-names`` patterns added to ``rank-names``
-``extra-collectives`` project wrappers that issue a collective: qualified
-                    function names (``pkg.comm.all_reduce_mean``) or
-                    ``Class.method`` (matches ``.method(...)`` calls)
-``hot-functions``   glob patterns of function names that run once per step
-                    (replaces the defaults, see ``DEFAULT_HOT_FUNCTIONS``)
-``extend-hot-functions`` patterns added to ``hot-functions``
-``allow-periodic-sync`` boolean, default true: code under ``if step % N == 0:``
-                    is not hot (a deliberate, amortised sync)
-``test-patterns``   gitignore-style patterns of test files (RNK6xx apply there;
-                    several RNK3xx/RNK5xx rules do not)
-``script-patterns`` patterns of scripts, examples and CLI entry modules (where
-                    `print`, literal topologies and loopback endpoints are fine)
-``heavy-modules``   top-level modules too heavy or optional to import at module
-                    level in library code (RNK302); ``extend-heavy-modules`` adds
-``blocking-functions`` qualified names of project functions that block (RNK401)
-``machine-path-prefixes`` absolute path prefixes that tie code to one machine (RNK503)
-``mesh-axes``       the declared DeviceMesh dimension names (RNK507); ``extend-mesh-axes`` adds
-``distributed-markers`` pytest markers that mark a test distributed or accelerator-bound (RNK603)
+Every option is declared once, as a field of :class:`Config` made with
+:func:`option`: its TOML key (the field name with ``-`` for ``_``), type,
+default, one-line doc, validation and the rules or analyses that read it. The
+TOML loader, validation with "did you mean", the analysis settings, the cache
+fingerprint and the options tables of the docs are all derived from those
+fields. Adding an option is one field here plus the code that reads it.
 
 Patterns are matched against paths relative to the directory of the
 configuration file. CLI options override the file: ``--select`` replaces the
@@ -38,9 +14,9 @@ file's selection, ``--extend-select`` and ``--ignore`` apply after it.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -49,9 +25,31 @@ from typing import Any
 
 import pathspec
 
-from ranklint.analysis.hot import DEFAULT_HOT_FUNCTIONS
+from ranklint.analysis.hot_markers import DEFAULT_HOT_FUNCTIONS
 from ranklint.analysis.rank import DEFAULT_RANK_NAMES
-from ranklint.rules import Rule, all_rules
+from ranklint.analysis.settings import (
+    AnalysisSettings,
+    compile_extra_collectives,
+    compile_name_patterns,
+)
+from ranklint.options import (
+    BOOLEAN,
+    CODE_TABLE,
+    CODES,
+    FUNCTIONS,
+    GLOBS,
+    IDENTIFIERS,
+    PATTERNS,
+    PREFIXES,
+    WRAPPERS,
+    ConfigError,
+    DeclaredOption,
+    check_codes,
+    compile_patterns,
+    matching_codes,
+    option,
+)
+from ranklint.registry import registered_codes
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -84,29 +82,6 @@ DEFAULT_EXCLUDE: tuple[str, ...] = (
     "venv",
 )
 
-_KEYS = (
-    "select",
-    "extend-select",
-    "ignore",
-    "per-file-ignores",
-    "exclude",
-    "extend-exclude",
-    "rank-names",
-    "extend-rank-names",
-    "extra-collectives",
-    "hot-functions",
-    "extend-hot-functions",
-    "allow-periodic-sync",
-    "test-patterns",
-    "script-patterns",
-    "heavy-modules",
-    "extend-heavy-modules",
-    "blocking-functions",
-    "machine-path-prefixes",
-    "mesh-axes",
-    "extend-mesh-axes",
-    "distributed-markers",
-)
 DEFAULT_TEST_PATTERNS: tuple[str, ...] = (
     "test_*.py",
     "*_test.py",
@@ -192,13 +167,6 @@ DEFAULT_DISTRIBUTED_MARKERS: tuple[str, ...] = (
     "requires_gpu",
     "requires_cuda",
 )
-_RANK_NAME = re.compile(r"[A-Za-z_*?\[\]][A-Za-z0-9_*?\[\]!]*")
-_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
-
-
-class ConfigError(Exception):
-    """A configuration problem the user can fix; the message is one clear line."""
 
 
 @dataclass(frozen=True)
@@ -215,28 +183,113 @@ class Config:
     """Validated ranklint configuration. All fields are optional."""
 
     # -- common ------------------------------------------------------------
-    select: tuple[str, ...] | None = None
-    extend_select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    select: tuple[str, ...] | None = option(
+        None, CODES, 'codes or prefixes to enable, replacing the default set (`"ALL"` for all)'
+    )
+    extend_select: tuple[str, ...] = option((), CODES, "codes or prefixes to enable on top")
+    ignore: tuple[str, ...] = option((), CODES, "codes or prefixes to disable")
+    per_file_ignores: Mapping[str, tuple[str, ...]] = option(
+        {}, CODE_TABLE, "gitignore-style pattern -> codes to disable in matching files"
+    )
     # -- rare ----------------------------------------------------------------
-    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
-    extend_exclude: tuple[str, ...] = ()
-    rank_names: tuple[str, ...] = DEFAULT_RANK_NAMES
-    extend_rank_names: tuple[str, ...] = ()
-    extra_collectives: tuple[str, ...] = ()
-    hot_functions: tuple[str, ...] = DEFAULT_HOT_FUNCTIONS
-    extend_hot_functions: tuple[str, ...] = ()
-    allow_periodic_sync: bool = True
-    test_patterns: tuple[str, ...] = DEFAULT_TEST_PATTERNS
-    script_patterns: tuple[str, ...] = DEFAULT_SCRIPT_PATTERNS
-    heavy_modules: tuple[str, ...] = DEFAULT_HEAVY_MODULES
-    extend_heavy_modules: tuple[str, ...] = ()
-    blocking_functions: tuple[str, ...] = ()
-    machine_path_prefixes: tuple[str, ...] = DEFAULT_MACHINE_PATH_PREFIXES
-    mesh_axes: tuple[str, ...] = DEFAULT_MESH_AXES
-    extend_mesh_axes: tuple[str, ...] = ()
-    distributed_markers: tuple[str, ...] = DEFAULT_DISTRIBUTED_MARKERS
+    exclude: tuple[str, ...] = option(
+        DEFAULT_EXCLUDE, PATTERNS, "patterns never walked into (replaces the defaults)"
+    )
+    extend_exclude: tuple[str, ...] = option(
+        (), PATTERNS, "patterns excluded on top of `exclude`", extends="exclude"
+    )
+    rank_names: tuple[str, ...] = option(
+        DEFAULT_RANK_NAMES,
+        GLOBS,
+        "names whose value is the caller's rank or a predicate on it (replaces the defaults)",
+        ("rank-taint",),
+        setting=compile_name_patterns,
+    )
+    extend_rank_names: tuple[str, ...] = option(
+        (), GLOBS, "patterns added to `rank-names`", extends="rank_names"
+    )
+    extra_collectives: tuple[str, ...] = option(
+        (),
+        WRAPPERS,
+        "project wrappers that issue a collective: `pkg.comm.all_reduce_mean`, or "
+        "`Class.method` (matches `.method(...)` calls)",
+        ("call classifier",),
+        setting=compile_extra_collectives,
+    )
+    hot_functions: tuple[str, ...] = option(
+        DEFAULT_HOT_FUNCTIONS,
+        GLOBS,
+        "names of functions that run once per step (replaces the defaults)",
+        ("hot regions", "RNK201", "RNK202", "RNK203"),
+        setting=compile_name_patterns,
+    )
+    extend_hot_functions: tuple[str, ...] = option(
+        (), GLOBS, "patterns added to `hot-functions`", extends="hot_functions"
+    )
+    allow_periodic_sync: bool = option(
+        True,
+        BOOLEAN,
+        "code under `if step % N == 0:` is not hot (a deliberate, amortised sync)",
+        ("hot regions", "RNK201", "RNK202", "RNK203"),
+        setting=bool,
+    )
+    test_patterns: tuple[str, ...] = option(
+        DEFAULT_TEST_PATTERNS,
+        PATTERNS,
+        "test files: RNK6xx apply there, several RNK3xx/RNK5xx rules do not",
+        (
+            *("RNK302", "RNK303", "RNK501", "RNK502", "RNK504", "RNK505"),
+            *("RNK601", "RNK602", "RNK603", "RNK604"),
+        ),
+    )
+    script_patterns: tuple[str, ...] = option(
+        DEFAULT_SCRIPT_PATTERNS,
+        PATTERNS,
+        "scripts, examples and CLI entry modules (`print`, literal topologies and loopback "
+        "endpoints are fine there)",
+        ("RNK302", "RNK303", "RNK501", "RNK504"),
+    )
+    heavy_modules: tuple[str, ...] = option(
+        DEFAULT_HEAVY_MODULES,
+        IDENTIFIERS,
+        "top-level modules too heavy or optional to import at module level in library code",
+        ("RNK302",),
+        setting=frozenset,
+    )
+    extend_heavy_modules: tuple[str, ...] = option(
+        (), IDENTIFIERS, "modules added to `heavy-modules`", extends="heavy_modules"
+    )
+    blocking_functions: tuple[str, ...] = option(
+        (),
+        FUNCTIONS,
+        "qualified names of project functions that block",
+        ("RNK401",),
+        setting=frozenset,
+    )
+    machine_path_prefixes: tuple[str, ...] = option(
+        DEFAULT_MACHINE_PATH_PREFIXES,
+        PREFIXES,
+        "absolute path prefixes that tie code to one machine",
+        ("RNK503",),
+        setting=tuple,
+    )
+    mesh_axes: tuple[str, ...] = option(
+        DEFAULT_MESH_AXES,
+        IDENTIFIERS,
+        "the declared DeviceMesh dimension names",
+        ("RNK507",),
+        setting=frozenset,
+    )
+    extend_mesh_axes: tuple[str, ...] = option(
+        (), IDENTIFIERS, "names added to `mesh-axes`", extends="mesh_axes"
+    )
+    distributed_markers: tuple[str, ...] = option(
+        DEFAULT_DISTRIBUTED_MARKERS,
+        IDENTIFIERS,
+        "pytest markers that mark a test distributed or accelerator-bound",
+        ("RNK603",),
+        setting=frozenset,
+    )
     # -- internal ------------------------------------------------------------
     # Directory that patterns are relative to (the config file's directory).
     root: Path = field(default_factory=Path.cwd)
@@ -247,61 +300,11 @@ class Config:
 
     def __post_init__(self) -> None:
         where = f"{self.source}: " if self.source is not None else ""
-        for key, codes in (
-            ("select", self.select or ()),
-            ("extend-select", self.extend_select),
-            ("ignore", self.ignore),
-        ):
-            _check_codes(codes, f"{where}{key}")
-        for pattern, codes in self.per_file_ignores.items():
-            _check_patterns([pattern], f"{where}per-file-ignores")
-            _check_codes(codes, f"{where}per-file-ignores[{pattern!r}]")
-        _check_patterns(self.exclude, f"{where}exclude")
-        _check_patterns(self.extend_exclude, f"{where}extend-exclude")
-        _check_patterns(self.test_patterns, f"{where}test-patterns")
-        _check_patterns(self.script_patterns, f"{where}script-patterns")
-        for key, names in (
-            ("heavy-modules", self.heavy_modules),
-            ("extend-heavy-modules", self.extend_heavy_modules),
-            ("mesh-axes", self.mesh_axes),
-            ("extend-mesh-axes", self.extend_mesh_axes),
-            ("distributed-markers", self.distributed_markers),
-        ):
-            for name in names:
-                if not _IDENTIFIER.fullmatch(name):
-                    raise ConfigError(f"{where}{key}: {name!r} is not an identifier")
-        for entry in self.blocking_functions:
-            if not _DOTTED.fullmatch(entry):
-                raise ConfigError(
-                    f"{where}blocking-functions: {entry!r} is not a dotted name such as "
-                    f"'pkg.io.fetch_weights'"
-                )
-        for prefix in self.machine_path_prefixes:
-            if not prefix or prefix in ("/", "\\"):
-                raise ConfigError(
-                    f"{where}machine-path-prefixes: {prefix!r} would match every absolute path"
-                )
-        for key, names in (
-            ("rank-names", self.rank_names),
-            ("extend-rank-names", self.extend_rank_names),
-            ("hot-functions", self.hot_functions),
-            ("extend-hot-functions", self.extend_hot_functions),
-        ):
-            for name in names:
-                if not _RANK_NAME.fullmatch(name):
-                    raise ConfigError(
-                        f"{where}{key}: {name!r} is not a name or glob pattern of names "
-                        f"(letters, digits, _, *, ?, [...])"
-                    )
-        for entry in self.extra_collectives:
-            if not _DOTTED.fullmatch(entry):
-                raise ConfigError(
-                    f"{where}extra-collectives: {entry!r} is not a dotted name such as "
-                    f"'pkg.comm.all_reduce_mean' or 'Trainer.sync'"
-                )
+        for declared in declared_options():
+            declared.spec.kind.check(getattr(self, declared.name), f"{where}{declared.key}")
         for layer in self.overrides:
             for codes in (layer.select or (), layer.extend_select, layer.ignore):
-                _check_codes(codes, "command line")
+                check_codes(codes, "command line")
 
     # -- derived -----------------------------------------------------------
     def with_overrides(
@@ -317,23 +320,24 @@ class Config:
         )
         return replace(self, overrides=(*self.overrides, layer))
 
-    def enabled_rules(self) -> tuple[type[Rule], ...]:
-        rules = all_rules()
-        enabled = {rule.code for rule in rules if rule.default_enabled}
+    def enabled_codes(self) -> tuple[str, ...]:
+        """The codes of the enabled rules, sorted."""
+        known = registered_codes()
+        enabled = {entry.code for entry in known if entry.default_enabled}
         layers = (SelectionLayer(self.select, self.extend_select, self.ignore), *self.overrides)
         for layer in layers:
             if layer.select is not None:
-                enabled = _matching(layer.select)
-            enabled |= _matching(layer.extend_select)
-            enabled -= _matching(layer.ignore)
-        return tuple(rule for rule in rules if rule.code in enabled)
+                enabled = matching_codes(layer.select)
+            enabled |= matching_codes(layer.extend_select)
+            enabled -= matching_codes(layer.ignore)
+        return tuple(entry.code for entry in known if entry.code in enabled)
 
     def exclude_spec(self) -> pathspec.GitIgnoreSpec:
         return compile_patterns((*self.exclude, *self.extend_exclude))
 
     def per_file_ignore_specs(self) -> list[tuple[pathspec.GitIgnoreSpec, frozenset[str]]]:
         return [
-            (compile_patterns((pattern,)), frozenset(_matching(codes)))
+            (compile_patterns((pattern,)), frozenset(matching_codes(codes)))
             for pattern, codes in self.per_file_ignores.items()
         ]
 
@@ -342,6 +346,32 @@ class Config:
 
     def script_spec(self) -> pathspec.GitIgnoreSpec:
         return compile_patterns(self.script_patterns)
+
+    def analysis_settings(self) -> AnalysisSettings:
+        """The option values the analysis and the rules read, compiled."""
+        values: dict[str, object] = {}
+        options = declared_options()
+        for declared in options:
+            compile_value = declared.spec.setting
+            if compile_value is None:
+                continue
+            value = getattr(self, declared.name)
+            if isinstance(value, tuple):
+                for extension in options:
+                    if extension.spec.extends == declared.name:
+                        value = (*value, *getattr(self, extension.name))
+            values[declared.name] = compile_value(value)
+        return AnalysisSettings(values)
+
+    def fingerprint_parts(self) -> list[str]:
+        """Every option's value and the root, one ``key=value`` line each (for the cache)."""
+        parts = [f"root={Path(self.root).absolute()}"]
+        for declared in declared_options():
+            value = getattr(self, declared.name)
+            if isinstance(value, Mapping):
+                value = sorted(value.items())
+            parts.append(f"{declared.key}={value!r}")
+        return parts
 
     def relative_path(self, path: str | Path) -> str:
         """``path`` relative to :attr:`root` in POSIX form, for pattern matching."""
@@ -352,36 +382,17 @@ class Config:
             return absolute.as_posix().lstrip("/")
 
 
-def _matching(selectors: Sequence[str]) -> set[str]:
-    codes = [rule.code for rule in all_rules()]
-    out: set[str] = set()
-    for selector in selectors:
-        out |= set(codes) if selector == "ALL" else {c for c in codes if c.startswith(selector)}
-    return out
-
-
-def _check_codes(codes: Sequence[str], where: str) -> None:
-    known = [rule.code for rule in all_rules()]
-    for code in codes:
-        if code == "ALL" or (code.startswith("RNK") and any(k.startswith(code) for k in known)):
+@functools.cache
+def declared_options() -> tuple[DeclaredOption, ...]:
+    """Every option of :class:`Config`, in declaration order."""
+    found = []
+    for item in dataclasses.fields(Config):
+        spec = item.metadata.get("option")
+        if spec is None:
             continue
-        hint = difflib.get_close_matches(code, known, n=1)
-        suffix = f" (did you mean {hint[0]!r}?)" if hint else ""
-        raise ConfigError(f"{where}: unknown rule code or prefix {code!r}{suffix}")
-
-
-@functools.lru_cache(maxsize=256)
-def compile_patterns(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
-    """gitignore-style patterns, compiled once per distinct tuple."""
-    return pathspec.GitIgnoreSpec.from_lines(patterns)
-
-
-def _check_patterns(patterns: Sequence[str], where: str) -> None:
-    for pattern in patterns:
-        try:
-            compile_patterns((pattern,))
-        except (ValueError, TypeError) as exc:
-            raise ConfigError(f"{where}: bad pattern {pattern!r}: {exc}") from None
+        default = item.default_factory() if item.default is dataclasses.MISSING else item.default  # type: ignore[misc]
+        found.append(DeclaredOption(item.name, item.name.replace("_", "-"), default, spec))
+    return tuple(found)
 
 
 # -- loading ---------------------------------------------------------------
@@ -431,53 +442,31 @@ def config_from_table(table: object, *, source: Path | None, root: Path) -> Conf
     where = f"{source}: [tool.ranklint]" if source is not None else "[tool.ranklint]"
     if not isinstance(table, dict):
         raise ConfigError(f"{where} must be a table")
+    options = {declared.key: declared for declared in declared_options()}
     for key in table:
-        if key not in _KEYS:
-            hint = difflib.get_close_matches(key.replace("_", "-"), _KEYS, n=1)
+        if key not in options:
+            hint = difflib.get_close_matches(key.replace("_", "-"), list(options), n=1)
             suffix = f" (did you mean {hint[0]!r}?)" if hint else ""
             raise ConfigError(f"{where}: unknown key {key!r}{suffix}")
     kwargs: dict[str, Any] = {"root": root, "source": source}
-    for key in (
-        "select",
-        "extend-select",
-        "ignore",
-        "exclude",
-        "extend-exclude",
-        "rank-names",
-        "extend-rank-names",
-        "extra-collectives",
-        "hot-functions",
-        "extend-hot-functions",
-        "test-patterns",
-        "script-patterns",
-        "heavy-modules",
-        "extend-heavy-modules",
-        "blocking-functions",
-        "machine-path-prefixes",
-        "mesh-axes",
-        "extend-mesh-axes",
-        "distributed-markers",
-    ):
-        if key in table:
-            kwargs[key.replace("-", "_")] = _string_list(table[key], f"{where} {key}")
-    if "allow-periodic-sync" in table:
-        value = table["allow-periodic-sync"]
-        if not isinstance(value, bool):
-            raise ConfigError(
-                f"{where} allow-periodic-sync: expected true or false, got {_type_name(value)}"
-            )
-        kwargs["allow_periodic_sync"] = value
-    if "per-file-ignores" in table:
-        raw = table["per-file-ignores"]
-        if not isinstance(raw, dict):
-            raise ConfigError(
-                f"{where} per-file-ignores: expected a table of pattern = [codes], "
-                f"got {_type_name(raw)}"
-            )
-        kwargs["per_file_ignores"] = {
-            pattern: _string_list(codes, f"{where} per-file-ignores[{pattern!r}]")
-            for pattern, codes in raw.items()
-        }
+    for key, value in table.items():
+        declared = options[key]
+        form = declared.spec.kind.toml
+        if form == "strings":
+            kwargs[declared.name] = _string_list(value, f"{where} {key}")
+        elif form == "bool":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where} {key}: expected true or false, got {_type_name(value)}")
+            kwargs[declared.name] = value
+        else:
+            if not isinstance(value, dict):
+                raise ConfigError(
+                    f"{where} {key}: expected a table of pattern = [codes], got {_type_name(value)}"
+                )
+            kwargs[declared.name] = {
+                pattern: _string_list(codes, f"{where} {key}[{pattern!r}]")
+                for pattern, codes in value.items()
+            }
     return Config(**kwargs)
 
 

@@ -46,8 +46,8 @@ class CallSpec:
     """One distributed API.
 
     ``roots``: the parameters that name the root rank (``src``/``group_src``);
-    ``root_required``: leaving them all out is a finding (RNK103).
-    ``op``: the reduce-op parameter when it has a default (RNK106).
+    ``root_required``: leaving them all out is a mistake (the root is implicit).
+    ``op``: the reduce-op parameter when it has a default (an implicit SUM).
     ``methods``: distinctive method names this API is called by on objects
     whose type a linter cannot see (``accelerator.gather(...)``);
     ``receivers``: when not empty, the method only counts on a receiver whose

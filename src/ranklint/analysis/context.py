@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ranklint.analysis.classify import CallClassifier
 from ranklint.analysis.names import NameTable
 from ranklint.analysis.rank import RankTaint
 from ranklint.analysis.settings import AnalysisSettings
@@ -32,11 +33,14 @@ class FunctionFrame:
 class FileContext:
     """Shared facts about the current position in the traversal of one file.
 
-    The walker keeps it up to date; rules only read it.
+    The walker keeps it up to date; rules only read it (the fact recorders of
+    ``analysis`` write ``facts``).
     """
 
     path: str
     module: cst.Module
+    # Option values, compiled (`Config.analysis_settings()`).
+    settings: AnalysisSettings
     names: NameTable = field(default_factory=NameTable)
     # True while the code being visited runs when the module is imported:
     # module-level statements, class bodies, default values, decorators.
@@ -54,12 +58,13 @@ class FileContext:
     # Its index in the module body, and the number of calls entered in it so far.
     top_index: int = 0
     call_ordinal: int = 0
-    settings: AnalysisSettings = field(default_factory=AnalysisSettings)
     # The file matches `test-patterns` / `script-patterns`.
     is_test: bool = False
     is_script: bool = False
     # Rank-taint of expressions at the current point (see analysis.rank).
     rank: RankTaint = field(init=False)
+    # Which catalog row each call is (see analysis.classify).
+    calls: CallClassifier = field(init=False)
     # The per-function event summaries being built (see analysis.summary).
     facts: FactsBuilder = field(init=False)
     # Which expressions are known to be tensors (see analysis.tensors).
@@ -67,7 +72,12 @@ class FileContext:
 
     def __post_init__(self) -> None:
         self.rank = RankTaint(self.names, self.settings.rank_names)
-        self.facts = FactsBuilder(self.module, self.path, self.rank, self.settings)
+        self.calls = CallClassifier(
+            self.names,
+            self.settings.extra_collectives.functions,
+            self.settings.extra_collectives.methods,
+        )
+        self.facts = FactsBuilder(self.module, self.path, self.rank, self.settings, self.calls)
         self.tensors = TensorTypes(self.names)
 
     @property

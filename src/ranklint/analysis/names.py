@@ -17,6 +17,9 @@ not shadow.
 from __future__ import annotations
 
 import enum
+import fnmatch
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -195,3 +198,20 @@ class NameTable:
             base = self.resolve(node.value)
             return None if base is None else f"{base}.{node.attr.value}"
         return None
+
+
+class NamePatterns:
+    """Glob patterns of identifiers (`rank-names`, `hot-functions`), cached per name."""
+
+    def __init__(self, patterns: Sequence[str]) -> None:
+        self.patterns = tuple(patterns)
+        joined = "|".join(fnmatch.translate(pattern) for pattern in self.patterns)
+        self._regex = re.compile(joined) if joined else None
+        self._cache: dict[str, bool] = {}
+
+    def matches(self, name: str) -> bool:
+        found = self._cache.get(name)
+        if found is None:
+            found = self._regex is not None and self._regex.match(name) is not None
+            self._cache[name] = found
+        return found

@@ -17,7 +17,6 @@ along another axis: every member of that group sees the same value.
 from __future__ import annotations
 
 import builtins
-import fnmatch
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ranklint.analysis.catalog import RANK_ENVIRONMENT, RANK_FUNCTIONS
-from ranklint.analysis.names import NameTable, dotted_name
+from ranklint.analysis.names import NamePatterns, NameTable, dotted_name
 
 GLOBAL_AXIS = "*"
 
@@ -230,23 +229,6 @@ CLEAN = Taint()
 _STRONG = Taint(rank=True, axes=frozenset({GLOBAL_AXIS}), strong=True)
 
 
-class RankNames:
-    """The configured `rank-names` patterns, matched with a per-name cache."""
-
-    def __init__(self, patterns: Sequence[str]) -> None:
-        self.patterns = tuple(patterns)
-        joined = "|".join(fnmatch.translate(pattern) for pattern in self.patterns)
-        self._regex = re.compile(joined) if joined else None
-        self._cache: dict[str, bool] = {}
-
-    def matches(self, name: str) -> bool:
-        found = self._cache.get(name)
-        if found is None:
-            found = self._regex is not None and self._regex.match(name) is not None
-            self._cache[name] = found
-        return found
-
-
 def call_target(node: cst.BaseExpression, names: NameTable) -> str | None:
     """A raw, resolvable name for a call's target, or ``None``.
 
@@ -289,7 +271,7 @@ class RankTaint:
     as assignments are seen, in source order.
     """
 
-    def __init__(self, names: NameTable, rank_names: RankNames) -> None:
+    def __init__(self, names: NameTable, rank_names: NamePatterns) -> None:
         self.names = names
         self.rank_names = rank_names
         self._module_env: dict[str, Taint] = {}

@@ -1,63 +1,60 @@
-"""Analysis settings derived once per run from the configuration."""
+"""Option values as the analysis and the rules read them, compiled once per run.
+
+The values come from the option table (:class:`ranklint.config.Config`): each
+option that the analysis or a rule reads names how its value is compiled
+(glob matchers, sets, catalog rows), and ``extend-*`` options are merged into
+the option they extend. Read them as attributes named after the option:
+``settings.hot_functions`` is the compiled ``hot-functions`` plus
+``extend-hot-functions``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ranklint.analysis.catalog import CallSpec, extra_spec
-from ranklint.analysis.hot import DEFAULT_HOT_FUNCTIONS
-from ranklint.analysis.rank import DEFAULT_RANK_NAMES, RankNames
+from ranklint.analysis.names import NamePatterns
 
 
-@dataclass
+@dataclass(frozen=True)
+class ExtraCollectives:
+    """``extra-collectives``: project wrappers by qualified name, and by method name."""
+
+    functions: dict[str, CallSpec] = field(default_factory=dict)
+    methods: dict[str, CallSpec] = field(default_factory=dict)
+
+
+def compile_extra_collectives(entries: Sequence[str]) -> ExtraCollectives:
+    extra = ExtraCollectives()
+    for entry in entries:
+        spec = extra_spec(entry)
+        if spec.methods:
+            extra.methods[spec.methods[0]] = spec
+        else:
+            extra.functions[entry] = spec
+    return extra
+
+
+def compile_name_patterns(patterns: Sequence[str]) -> NamePatterns:
+    return NamePatterns(patterns)
+
+
 class AnalysisSettings:
-    rank_names: RankNames = field(default_factory=lambda: RankNames(DEFAULT_RANK_NAMES))
-    # extra-collectives: qualified name -> spec, method name -> spec
-    extra: dict[str, CallSpec] = field(default_factory=dict)
-    extra_methods: dict[str, CallSpec] = field(default_factory=dict)
-    # hot-functions: names of functions that run once per step (glob patterns).
-    hot_functions: RankNames = field(default_factory=lambda: RankNames(DEFAULT_HOT_FUNCTIONS))
-    # allow-periodic-sync: code under `if step % N == 0:` is not hot.
-    allow_periodic_sync: bool = True
-    # Engineering rules (RNK3xx-RNK6xx): see Config for the keys.
-    heavy_modules: frozenset[str] = frozenset()
-    blocking_functions: frozenset[str] = frozenset()
-    machine_path_prefixes: tuple[str, ...] = ()
-    mesh_axes: frozenset[str] = frozenset()
-    distributed_markers: frozenset[str] = frozenset()
+    """Compiled option values by attribute name; see the module docstring."""
 
-    @classmethod
-    def build(
-        cls,
-        rank_names: Sequence[str],
-        extra_collectives: Sequence[str],
-        hot_functions: Sequence[str] = DEFAULT_HOT_FUNCTIONS,
-        *,
-        allow_periodic_sync: bool = True,
-        heavy_modules: Sequence[str] = (),
-        blocking_functions: Sequence[str] = (),
-        machine_path_prefixes: Sequence[str] = (),
-        mesh_axes: Sequence[str] = (),
-        distributed_markers: Sequence[str] = (),
-    ) -> AnalysisSettings:
-        extra: dict[str, CallSpec] = {}
-        methods: dict[str, CallSpec] = {}
-        for entry in extra_collectives:
-            spec = extra_spec(entry)
-            if spec.methods:
-                methods[spec.methods[0]] = spec
-            else:
-                extra[entry] = spec
-        return cls(
-            RankNames(rank_names),
-            extra,
-            methods,
-            RankNames(hot_functions),
-            allow_periodic_sync,
-            frozenset(heavy_modules),
-            frozenset(blocking_functions),
-            tuple(machine_path_prefixes),
-            frozenset(mesh_axes),
-            frozenset(distributed_markers),
-        )
+    def __init__(self, values: Mapping[str, object]) -> None:
+        self._values = dict(values)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["_values"][name]
+        except KeyError:
+            raise AttributeError(f"no analysis setting {name!r}") from None
+
+    def __getstate__(self) -> dict[str, object]:
+        return self._values
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__["_values"] = state

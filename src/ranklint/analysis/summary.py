@@ -1,35 +1,46 @@
-"""Per-file facts for the project phase: a small event tree per function.
+"""The facts builder: records a file's :mod:`~ranklint.analysis.events` during the walk.
 
 While the walker traverses a file, :class:`FactsBuilder` records, for every
-function (and for the module body), the events that matter for collective
-consistency, in execution order: collectives and group creations, calls to
-functions that may be defined in the project, branches (with the rank-taint of
-their condition), loops, early exits. Everything else is dropped. The result,
-:class:`ModuleSummary`, is plain picklable data: the project phase
-(:mod:`ranklint.analysis.project`) joins the summaries of all files into a
-call graph without re-reading any file, and a later cache can store it per
-file content hash.
-
-Call sites are identified by :class:`Site` (index of the module-level
-statement, ordinal of the call within it in walk order) rather than by line
-and column: positions cost a code-generation pass, so they are computed only
-for the few sites that end up in a finding.
+function (and for the module body), the events that matter across files, in
+execution order: collectives and group creations, calls to functions that may
+be defined in the project, branches (with the rank-taint of their condition),
+loops, early exits, step markers and host costs. Everything else is dropped.
+The result, :class:`~ranklint.analysis.events.ModuleSummary`, is the same
+whatever rules are selected.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ranklint.analysis.catalog import CallKind, CallSpec, ParamRef, lookup, lookup_method
-from ranklint.analysis.hot import hot_reason, marker_label, periodic_arm
-from ranklint.analysis.names import dotted_name, last_name
+from ranklint.analysis.catalog import CallKind, CallSpec, ParamRef
+from ranklint.analysis.classify import CallClassifier
+from ranklint.analysis.events import (
+    UNKNOWN,
+    Branch,
+    CallEvent,
+    Collective,
+    Cond,
+    CostKind,
+    Event,
+    Exit,
+    FunctionSummary,
+    HostCost,
+    Literal,
+    Loop,
+    Marker,
+    ModuleSummary,
+    Opaque,
+    Site,
+)
+from ranklint.analysis.hot_markers import hot_reason, marker_label, periodic_arm
+from ranklint.analysis.names import dotted_name
 from ranklint.analysis.rank import (
     CLEAN,
     RankTaint,
-    Taint,
     axes_of_expression,
     boolean_operands,
     call_target,
@@ -39,180 +50,11 @@ from ranklint.analysis.rank import (
 if TYPE_CHECKING:
     from ranklint.analysis.settings import AnalysisSettings
 
-
-@dataclass(frozen=True, slots=True)
-class Site:
-    """A place in a file: module-level statement index and an ordinal within it.
-
-    A positive ordinal counts calls in walk order (the n-th call of the
-    statement); a negative one counts hot-path candidates (:class:`HotUse`) that
-    the enabled rules recorded in the statement, also in walk order.
-    """
-
-    top: int
-    ordinal: int
-
-
-# A literal argument or default value: True, False, None; UNKNOWN otherwise.
-UNKNOWN = "?"
-Literal = bool | None | str
-
-
-@dataclass(frozen=True, slots=True)
-class Cond:
-    """The condition of a branch or loop, as far as rank dependence goes.
-
-    ``key``/``check``/``negated`` are a canonical form of the test: the test
-    holds when ``check`` of ``key`` differs from ``negated``. ``rank == 0``,
-    ``rank != 0`` and ``rank > 0`` share the key ``rank==0``; ``not flag`` and
-    ``flag`` share ``flag``; ``group is None`` has key ``group``, check
-    ``is-none``. Branches on one key take the same arm on a given rank, and a
-    parameter key can be decided by a literal argument at a call site.
-    """
-
-    text: str
-    taint: Taint
-    key: str
-    check: str = "truthy"  # or "is-none"
-    negated: bool = False
-    # Rank-invariant parts of an `and` (or `or`) test: ranks can only diverge
-    # where they hold (fail), so both arms are compared assuming so:
-    # (key, truth of the canonical predicate).
-    assumptions: tuple[tuple[str, bool], ...] = ()
-
-    def holds(self, value: Literal) -> bool | None:
-        """Whether the test holds when ``key`` is the literal ``value``."""
-        if value == UNKNOWN:
-            return None
-        result = value is None if self.check == "is-none" else bool(value)
-        return result != self.negated
-
-
-@dataclass(slots=True)
-class Collective:
-    spec: str  # catalog name
-    op: str  # short name: all_reduce, barrier, ...
-    kind: CallKind
-    # Source text of the group argument; None for the default group.
-    group: str | None
-    # Axes of the group: frozenset() for the default (world) group, None when
-    # an explicit group's axis is unknown.
-    group_axes: frozenset[str] | None
-    site: Site
-    label: str  # how the call reads in the source: dist.all_reduce
-    # Group creation under `if self.x is None:`: lazy, once per object. Whoever
-    # calls first creates it; a caller under a rank condition may not be first.
-    lazy: bool = False
-
-
-@dataclass(slots=True)
-class CallEvent:
-    target: str  # raw target, see rank.call_target
-    site: Site
-    label: str
-    # Arguments passed: (position, keyword, literal value or UNKNOWN); the
-    # position counts from the first argument as written.
-    args: tuple[tuple[int | None, str | None, Literal], ...] = ()
-    # ``*args`` / ``**kwargs`` in the call: any parameter may be passed.
-    unpacking: bool = False
-    # The call is a statement of its own: its result is thrown away.
-    discarded: bool = False
-
-
-@dataclass(slots=True)
-class Marker:
-    """A call that makes the loop around it a step loop: ``loss.backward()``,
-    ``optimizer.step()``, ``zero_grad()``, a model forward (see :mod:`ranklint.analysis.hot`)."""
-
-    label: str
-    # A training marker (backward, optimizer step, hot-named call) rather
-    # than a model forward: preferred when a message names the loop.
-    training: bool = True
-
-
-@dataclass(slots=True)
-class HotUse:
-    """Code that costs something every time it runs: a finding when it runs every step.
-
-    Recorded by the RNK2xx rules during the walk; the project phase decides
-    which ones are in hot code and words the finding as
-    ``{text} {where}; {advice}``.
-    """
-
-    code: str
-    site: Site
-    label: str  # how it reads: `loss.item()`
-    text: str
-    advice: str
-
-
-@dataclass(slots=True)
-class Branch:
-    cond: Cond | None
-    arms: tuple[list[Event], list[Event]] = field(default_factory=lambda: ([], []))
-    # 1: the first arm runs once every N steps (`if step % N == 0:`); -1: the
-    # second arm does (`if step % N:`); 0: neither. Set only when periodic code
-    # is allowed to sync (`allow-periodic-sync`).
-    periodic: int = 0
-
-
-@dataclass(slots=True)
-class Loop:
-    cond: Cond | None  # set when the trip count may depend on the rank
-    body: list[Event] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class Exit:
-    kind: str  # return, raise, exit, continue, break
-
-
-@dataclass(slots=True)
-class Opaque:
-    """Code off the normal path (exception handlers): checked, not sequenced."""
-
-    body: list[Event] = field(default_factory=list)
-
-
-Event = Collective | CallEvent | Branch | Loop | Exit | Opaque | Marker | HotUse
-
-
-@dataclass(slots=True)
-class FunctionSummary:
-    qualname: str  # Class.method, outer.inner, <module>
-    class_name: str | None
-    params: tuple[str, ...]  # positional parameters, in order
-    keyword_only: tuple[str, ...] = ()
-    # Literal default values (True, False, None) by parameter name.
-    defaults: dict[str, Literal] = field(default_factory=dict)
-    events: list[Event] = field(default_factory=list)
-    returns: Taint = CLEAN
-    # Decorator that runs the body on one rank only (``@rank_zero_only``).
-    rank_only: str | None = None
-    name: str = ""
-    # Why every call of this function is per-step code (hot-functions name,
-    # `@torch.compile`, `# ranklint: hot`), or None.
-    hot: str | None = None
-    # The hot reason holds only if the class is an nn.Module (``forward``).
-    hot_if_module: bool = False
-    # ``async def``: calling it makes a coroutine that runs only when awaited.
-    is_async: bool = False
-
-
-@dataclass(slots=True)
-class ModuleSummary:
-    path: str
-    functions: dict[str, FunctionSummary]
-    module: FunctionSummary
-    # class name -> raw targets of its bases
-    classes: dict[str, tuple[str, ...]]
-    # module-level names bound by imports -> qualified name (re-exports)
-    exports: dict[str, str]
-    # DeviceMesh dimension names this file declares, and `mesh["name"]` uses;
-    # whether some mesh here is built from names computed at run time.
-    mesh_names: frozenset[str] = frozenset()
-    mesh_uses: tuple[tuple[Site, str], ...] = ()
-    mesh_dynamic: bool = False
+# A recorded node's place: (module-level statement index, innermost simple
+# statement, module-level statement).
+Where = tuple[int, cst.CSTNode | None, cst.CSTNode | None]
+# A recorded node with the statements that hold it (for positions and suppressions).
+PlacedNode = tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None]
 
 
 _RANK_ONLY_DECORATORS = frozenset(
@@ -235,7 +77,6 @@ _TRANSPARENT_DECORATORS = frozenset(
 # Deepest nesting of branches kept as such in a summary (see begin_branch).
 _MAX_NESTING = 48
 _EXIT_CALLS = frozenset({"sys.exit", "os._exit", "@local:exit", "@local:quit"})
-_STATE_DICT_METHODS = frozenset({"state_dict", "optim_state_dict", "load_state_dict"})
 
 
 @dataclass
@@ -265,30 +106,26 @@ class FactsBuilder:
         path: str,
         rank: RankTaint,
         settings: AnalysisSettings,
+        calls: CallClassifier,
     ) -> None:
         self.module = module
         self.path = path
         self.rank = rank
         self.settings = settings
-        self.extra = settings.extra
-        self.extra_methods = settings.extra_methods
+        self.calls = calls
         self.functions: dict[str, FunctionSummary] = {}
         self.classes: dict[str, tuple[str, ...]] = {}
         top = FunctionSummary("<module>", None, ())
         self._frames: list[_Frame] = [_Frame(top, [top.events])]
         self._names: list[str] = []  # qualname parts of enclosing defs/classes
-        self._class_names: list[str | None] = []
         self._branches: list[_BranchState] = []
-        self.state_dict_contexts = 0
-        # id(call node) -> classification; the nodes live as long as the walk.
-        self._classified: dict[int, tuple[CallSpec | None, str | None]] = {}
         # The call that is the whole expression statement being walked, if any.
         self.statement_call: cst.Call | None = None
-        # Hot-path candidates: site -> (node, statement, top-level statement),
-        # for placing the ones that become findings (see Site).
-        self.hot_nodes: dict[Site, tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None]] = {}
-        self._hot_top = -1
-        self._hot_count = 0
+        # Nodes named by negative-ordinal sites (host costs, mesh indexing), for
+        # placing the ones that become findings (see Site).
+        self.recorded: dict[Site, PlacedNode] = {}
+        self._recorded_top = -1
+        self._recorded_count = 0
         self.mesh_names: set[str] = set()
         self.mesh_uses: list[tuple[Site, str]] = []
         self.mesh_dynamic = False
@@ -359,7 +196,7 @@ class FactsBuilder:
 
     def call(self, node: cst.Call, site: Site) -> None:
         """Record a call after its arguments were walked (evaluation order)."""
-        spec, target = self.classify(node)
+        spec, target = self.calls.classify(node)
         if spec is not None:
             if not spec.kind.synchronising:
                 return
@@ -397,40 +234,6 @@ class FactsBuilder:
             )
         )
 
-    def classify(self, node: cst.Call) -> tuple[CallSpec | None, str | None]:
-        """(catalog row, raw target) of a call; computed once per call node."""
-        key = id(node)
-        found = self._classified.get(key)
-        if found is None:
-            found = self._classified[key] = self._classify(node)
-        return found
-
-    def _classify(self, node: cst.Call) -> tuple[CallSpec | None, str | None]:
-        func = node.func
-        names = self.rank.names
-        qualified = names.resolve(func)
-        if qualified is not None:
-            spec = lookup(qualified) or self.extra.get(qualified)
-            if spec is not None:
-                return spec, qualified
-        target = call_target(func, names)
-        if isinstance(func, cst.Attribute) and (qualified is None or spec is None):
-            method = func.attr.value
-            receiver = last_name(func.value)
-            if self.state_dict_contexts and method in _STATE_DICT_METHODS and qualified is None:
-                return _FSDP_STATE_DICT, target
-            if target is None or not target.startswith("@self:"):
-                spec = lookup_method(method, receiver) or self.extra_methods.get(method)
-                if spec is not None and qualified is None:
-                    return spec, target
-            elif method in self.extra_methods:
-                return self.extra_methods[method], target
-        if target is not None and target.startswith("@local:"):
-            spec = self.extra.get(target[len("@local:") :])
-            if spec is not None:
-                return spec, target
-        return None, target
-
     def _collective(self, node: cst.Call, spec: CallSpec, site: Site) -> Collective:
         group_text: str | None = None
         group_axes: frozenset[str] | None = frozenset()
@@ -454,29 +257,26 @@ class FactsBuilder:
     def exit(self, kind: str) -> None:
         self._block.append(Exit(kind))
 
-    def hot_use(
+    def host_cost(
         self,
-        code: str,
+        kind: CostKind,
         node: cst.CSTNode,
-        label: str,
         text: str,
-        advice: str,
-        where: tuple[int, cst.CSTNode | None, cst.CSTNode | None],
+        where: Where,
+        missing: tuple[str, ...] = (),
     ) -> None:
-        """Record a hot-path candidate at ``node``; ``where``: (top index, statement, top)."""
+        """Record a host-cost candidate at ``node`` (see :class:`HostCost`)."""
         site = self.record_site(node, where)
-        self._block.append(HotUse(code, site, label, text, advice))
+        self._block.append(HostCost(kind, site, text, missing))
 
-    def record_site(
-        self, node: cst.CSTNode, where: tuple[int, cst.CSTNode | None, cst.CSTNode | None]
-    ) -> Site:
+    def record_site(self, node: cst.CSTNode, where: Where) -> Site:
         """A site (negative ordinal, see :class:`Site`) naming ``node`` for the project phase."""
         top, statement, top_statement = where
-        if top != self._hot_top:
-            self._hot_top, self._hot_count = top, 0
-        self._hot_count += 1
-        site = Site(top, -self._hot_count)
-        self.hot_nodes[site] = (node, statement, top_statement)
+        if top != self._recorded_top:
+            self._recorded_top, self._recorded_count = top, 0
+        self._recorded_count += 1
+        site = Site(top, -self._recorded_count)
+        self.recorded[site] = (node, statement, top_statement)
         return site
 
     def returned(self, value: cst.BaseExpression | None) -> None:
@@ -639,11 +439,6 @@ class FactsBuilder:
             mesh_uses=tuple(self.mesh_uses),
             mesh_dynamic=self.mesh_dynamic,
         )
-
-
-_FSDP_STATE_DICT = CallSpec(
-    "FullyShardedDataParallel.state_dict", CallKind.COLLECTIVE, methods=("state_dict",)
-)
 
 
 def find_argument(node: cst.Call, param: ParamRef | None) -> cst.BaseExpression | None:

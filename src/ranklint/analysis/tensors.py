@@ -28,7 +28,7 @@ import enum
 
 import libcst as cst
 
-from ranklint.analysis.hot import is_model_call
+from ranklint.analysis.hot_markers import is_model_call
 from ranklint.analysis.names import NameTable
 
 

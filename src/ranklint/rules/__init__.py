@@ -1,20 +1,20 @@
-"""All rules. Importing this package registers every rule module below."""
+"""All rules, one module per rule in family packages. Importing this package registers them."""
 
 from __future__ import annotations
 
 from ranklint.rules import (
     asynchronous,
+    collectives,
+    framework,
     hot_path,
     imports,
-    parse,
     portability,
-    process_groups,
     testsuite,
 )
-from ranklint.rules.base import PendingFinding, Rule, registered_rules
+from ranklint.rules.base import PendingFinding, ProjectFinding, Rule, registered_rules
 
-# The modules above register their rules on import; keep the names referenced.
-RULE_MODULES = (parse, process_groups, hot_path, imports, asynchronous, portability, testsuite)
+# The family packages above register their rules on import; keep the names referenced.
+RULE_FAMILIES = (framework, collectives, hot_path, imports, asynchronous, portability, testsuite)
 
 
 def all_rules() -> list[type[Rule]]:
@@ -29,4 +29,11 @@ def rule_by_code(code: str) -> type[Rule] | None:
     return None
 
 
-__all__ = ["RULE_MODULES", "PendingFinding", "Rule", "all_rules", "rule_by_code"]
+__all__ = [
+    "RULE_FAMILIES",
+    "PendingFinding",
+    "ProjectFinding",
+    "Rule",
+    "all_rules",
+    "rule_by_code",
+]

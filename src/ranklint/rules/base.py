@@ -1,10 +1,18 @@
 """The rule framework: a rule is one small class with its metadata and examples.
 
 A rule subclasses :class:`Rule`, sets its metadata class attributes, and
-defines ``visit_<Node>`` / ``leave_<Node>`` methods named after libcst node
-classes. The engine calls them during its single traversal of each file; the
-rule reads the shared :class:`~ranklint.analysis.context.FileContext` and calls
-:meth:`Rule.report`. Rules never parse, read files or print.
+decides its findings in one or both of two hooks:
+
+- per file: ``visit_<Node>`` / ``leave_<Node>`` methods named after libcst node
+  classes. The engine calls them during its single traversal of each file; the
+  rule reads the shared :class:`~ranklint.analysis.context.FileContext` and
+  calls :meth:`Rule.report`;
+- per project: :meth:`Rule.check_project`, a class method that reads the
+  joined facts of every file (:class:`~ranklint.analysis.project.ProjectFacts`:
+  call graph, collective divergences, hot costs, mesh declarations, discarded
+  coroutines) and yields :class:`ProjectFinding` objects naming call sites.
+
+Rules read facts and never write them; they never parse, read files or print.
 
 Subclasses register themselves; ``valid`` and ``invalid`` examples are run by
 the test suite and rendered into the generated docs. In ``invalid`` examples,
@@ -14,14 +22,19 @@ the test suite and rendered into the generated docs. In ``invalid`` examples,
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 import libcst as cst
 
+from ranklint.analysis.callgraph import Hop
 from ranklint.analysis.context import FileContext
+from ranklint.analysis.events import Site
+from ranklint.analysis.project import ProjectFacts
+from ranklint.analysis.visitor import NodeVisitor
 from ranklint.findings import Severity, TraceStep
+from ranklint.registry import register_code
 
 _CODE_PREFIX = "RNK"
 _REGISTRY: dict[str, type[Rule]] = {}
@@ -42,7 +55,25 @@ class PendingFinding:
     trace: tuple[TraceStep, ...]
 
 
-class Rule:
+@dataclass(frozen=True)
+class ProjectFinding:
+    """A finding of the project phase, before positions are known.
+
+    ``site`` is the call site it is reported at, in ``path``; ``chain`` the call
+    chain shown with it (``{chain}`` in the message is replaced by the located
+    chain); ``anchor`` the hop the finding is placed at: the first call of the
+    chain (a call that reaches a collective) or the last (a sync reached from
+    hot code).
+    """
+
+    path: str
+    site: Site
+    message: str
+    chain: tuple[Hop, ...]
+    anchor: int = 0
+
+
+class Rule(NodeVisitor):
     """Base class of all rules. See the module docstring."""
 
     code: ClassVar[str]
@@ -51,7 +82,7 @@ class Rule:
     default_enabled: ClassVar[bool] = True
     # Path the examples are linted under (test rules apply to test files only).
     example_path: ClassVar[str] = "example.py"
-    # Decided in the project phase from every file's facts, not during the walk.
+    # Decided (wholly or partly) in the project phase, by :meth:`check_project`.
     project: ClassVar[bool] = False
     summary: ClassVar[str]
     # Documentation sections (Markdown). The Example / Use instead sections of
@@ -62,13 +93,14 @@ class Rule:
     valid: ClassVar[Sequence[str]]
     invalid: ClassVar[Sequence[str]]
 
-    # node class -> method name, filled per subclass from its visit_/leave_ methods.
-    handlers_on_visit: ClassVar[dict[type[cst.CSTNode], str]] = {}
-    handlers_on_leave: ClassVar[dict[type[cst.CSTNode], str]] = {}
-
     def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
-        self.ctx = ctx
+        super().__init__(ctx)
         self._sink = sink
+
+    @classmethod
+    def check_project(cls, project: ProjectFacts) -> Iterable[ProjectFinding]:
+        """The findings that need every file's facts (rules with ``project = True``)."""
+        return ()
 
     def report(
         self,
@@ -94,10 +126,9 @@ class Rule:
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        cls.handlers_on_visit = _handler_table(cls, "visit_")
-        cls.handlers_on_leave = _handler_table(cls, "leave_")
         if "code" in cls.__dict__:
             _register(cls)
+            cls.where = f"rule {cls.code} ({cls.name})"
 
     @classmethod
     def examples(cls) -> tuple[list[str], list[str]]:
@@ -110,18 +141,6 @@ class Rule:
 
 def _clean(example: str) -> str:
     return textwrap.dedent(example).lstrip("\n")
-
-
-def _handler_table(cls: type[Rule], prefix: str) -> dict[type[cst.CSTNode], str]:
-    table: dict[type[cst.CSTNode], str] = {}
-    for attr in dir(cls):
-        if not attr.startswith(prefix):
-            continue
-        node_type = getattr(cst, attr[len(prefix) :], None)
-        if not (isinstance(node_type, type) and issubclass(node_type, cst.CSTNode)):
-            raise TypeError(f"{cls.__name__}.{attr}: {attr[len(prefix) :]} is not a libcst node")
-        table[node_type] = attr
-    return table
 
 
 _REQUIRED = ("name", "severity", "summary", "what", "why", "limits", "valid", "invalid")
@@ -141,6 +160,7 @@ def _register(cls: type[Rule]) -> None:
                 f"{other.__name__} ({other.code}, {other.name})"
             )
     _REGISTRY[code] = cls
+    register_code(code, cls.name, default_enabled=cls.default_enabled)
 
 
 def registered_rules() -> list[type[Rule]]:

@@ -1,36 +1,37 @@
-"""The engine: read, decode, parse once, walk once with all rules, suppress, and
-run many files in parallel with output identical to a serial run."""
+"""The engine: read, decode, parse once, walk once with the fact recorders and all
+rules, suppress, run the rules' project phase on the joined facts, and run many
+files in parallel with output identical to a serial run."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import multiprocessing
 import os
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
-from typing import TypeVar
 
 import libcst as cst
-from libcst.metadata import CodeRange
 
 from ranklint.analysis.context import FileContext
-from ranklint.analysis.project import Hop, ProjectFinding, analyze
-from ranklint.analysis.settings import AnalysisSettings
-from ranklint.analysis.summary import ModuleSummary, Site
+from ranklint.analysis.events import Site
+from ranklint.analysis.project import ProjectFacts
+from ranklint.analysis.recorders import FACT_RECORDERS
 from ranklint.cache import Cache
 from ranklint.config import Config
-from ranklint.findings import Finding, InternalError, TraceStep
+from ranklint.engine.locate import Located, Locator, project_finding
+from ranklint.engine.threads import deep_recursion, run_with_large_stack
+from ranklint.engine.walker import Walker
+from ranklint.findings import Finding, InternalError
 from ranklint.positions import NEWLINE, resolve_positions
+from ranklint.results import FileResult, span_of
 from ranklint.rules import PendingFinding, Rule, rule_by_code
-from ranklint.rules.parse import ParseError
+from ranklint.rules.base import ProjectFinding
+from ranklint.rules.framework import ParseError
 from ranklint.source import SourceError, decode_source, parse_source
 from ranklint.suppressions import NO_SUPPRESSIONS, parse_suppressions
-from ranklint.traversal import Walker
 
 logger = logging.getLogger(__name__)
 
@@ -38,38 +39,17 @@ logger = logging.getLogger(__name__)
 _MIN_FILES_FOR_POOL = 8
 
 
-@dataclass
-class FileResult:
-    path: str
-    findings: list[Finding] = field(default_factory=list)
-    errors: list[InternalError] = field(default_factory=list)
-    # Facts for the project phase (None when the file was not analysed).
-    summary: ModuleSummary | None = None
-    # Positions of call sites located for project findings (kept in the cache).
-    located: dict[Site, _Span] = field(default_factory=dict)
-
-
 class Linter:
     """Lints files under one configuration. Cheap to build; picklable config."""
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.rules = config.enabled_rules()
+        self.rules = selected_rules(config)
         self._per_file_ignores = config.per_file_ignore_specs()
-        self.settings = AnalysisSettings.build(
-            (*config.rank_names, *config.extend_rank_names),
-            config.extra_collectives,
-            (*config.hot_functions, *config.extend_hot_functions),
-            allow_periodic_sync=config.allow_periodic_sync,
-            heavy_modules=(*config.heavy_modules, *config.extend_heavy_modules),
-            blocking_functions=config.blocking_functions,
-            machine_path_prefixes=config.machine_path_prefixes,
-            mesh_axes=(*config.mesh_axes, *config.extend_mesh_axes),
-            distributed_markers=config.distributed_markers,
-        )
+        self.settings = config.analysis_settings()
         self._test_spec = config.test_spec()
         self._script_spec = config.script_spec()
-        self._project_codes = frozenset(rule.code for rule in self.rules if rule.project)
+        self._project_rules = tuple(rule for rule in self.rules if rule.project)
 
     def file_context(self, path: str, module: cst.Module) -> FileContext:
         """The walk's context for ``path``, with whether it is a test or a script."""
@@ -155,7 +135,7 @@ class Linter:
             return self._parse_error(path, exc.message, exc.line, exc.col, rules, text)
 
         visiting = [rule for rule in rules if rule.handlers_on_visit or rule.handlers_on_leave]
-        if not visiting and not self._project_codes:
+        if not visiting and not self._project_rules:
             return FileResult(path)
         # Comments are tokenized only when they can matter: a possible
         # skip-file marker now, line suppressions once there are findings.
@@ -164,11 +144,12 @@ class Linter:
 
         pending: list[PendingFinding] = []
         ctx = self.file_context(path, module)
-        walker = Walker(ctx, [rule(ctx, pending.append) for rule in visiting])
+        recorders = [recorder(ctx) for recorder in FACT_RECORDERS]
+        walker = Walker(ctx, [*recorders, *(rule(ctx, pending.append) for rule in visiting)])
         with deep_recursion():
             walker.walk(module)
             result = self._resolve(path, module, text, walker, pending)
-        if self._project_codes and not walker.errors:
+        if not walker.errors:
             result.summary = ctx.facts.summary(ctx.names.module_imports())
         return result
 
@@ -191,7 +172,7 @@ class Linter:
         wanted += [(p.statement, p.top_statement) for p in pending if p.statement is not None]
         positions = resolve_positions(module, wanted)
         for item in pending:
-            span = _span(positions, item.node, item.statement)
+            span = span_of(positions, item.node, item.statement)
             if suppressions.suppresses(item.rule.code, span.lines):
                 continue
             result.findings.append(
@@ -225,22 +206,24 @@ class Linter:
         finding or its call chain points into them, and parsed again only for
         call sites whose positions are not known yet (from the cache).
         """
-        if not self._project_codes:
+        if not self._project_rules:
             return
         summaries = [result.summary for result in results if result.summary is not None]
         if not summaries:
             return
         codes: dict[str, set[str]] = {}
-        found: list[ProjectFinding] = []
-        for finding in run_with_large_stack(_analyze_deeply, summaries, self.settings.mesh_axes):
+        found: list[tuple[type[Rule], ProjectFinding]] = []
+        facts = ProjectFacts(summaries, self.settings)
+        checked = run_with_large_stack(_check_project_deeply, self._project_rules, facts)
+        for rule, finding in checked:
             if finding.path not in codes:
-                codes[finding.path] = {rule.code for rule in self.rules_for(finding.path)}
-            if finding.code in codes[finding.path]:
-                found.append(finding)
+                codes[finding.path] = {enabled.code for enabled in self.rules_for(finding.path)}
+            if rule.code in codes[finding.path]:
+                found.append((rule, finding))
         if not found:
             return
         wanted: dict[str, set[Site]] = {}
-        for finding in found:
+        for _, finding in found:
             for hop in finding.chain:
                 wanted.setdefault(hop.path, set()).add(hop.site)
         sources = sources or {}
@@ -253,8 +236,8 @@ class Linter:
             path: parse_suppressions(place.text) if place.text is not None else NO_SUPPRESSIONS
             for path, place in located.items()
         }
-        for finding in found:
-            made = _project_finding(finding, located)
+        for rule, finding in found:
+            made = project_finding(rule, finding, located)
             result = by_path.get(finding.path)
             if made is None or result is None:
                 continue
@@ -272,7 +255,7 @@ class Linter:
         source: str | bytes | None,
         result: FileResult | None,
         cache: Cache | None,
-    ) -> _Located:
+    ) -> Located:
         """Positions of ``sites`` in ``path``: from earlier runs when known, else by a walk."""
         known = result.located if result is not None else {}
         if source is None:
@@ -281,13 +264,13 @@ class Linter:
                     source = handle.read()
             except OSError:
                 logger.warning("%s vanished during the run; findings skipped", path)
-                return _Located(None, {})
+                return Located(None, {})
         if sites <= known.keys():
             try:
                 text = decode_source(source) if isinstance(source, bytes) else source
             except SourceError:
-                return _Located(None, {})
-            return _Located(text, {site: known[site] for site in sites})
+                return Located(None, {})
+            return Located(text, {site: known[site] for site in sites})
         located = self._locate(path, sites, source)
         if result is not None and located.sites:
             result.located.update(located.sites)
@@ -295,30 +278,26 @@ class Linter:
                 cache.put(path, source, result)
         return located
 
-    def _locate(self, path: str, sites: set[Site], source: str | bytes) -> _Located:
+    def _locate(self, path: str, sites: set[Site], source: str | bytes) -> Located:
         return run_with_large_stack(self._locate_in_thread, path, sites, source)
 
-    def _locate_in_thread(self, path: str, sites: set[Site], source: str | bytes) -> _Located:
+    def _locate_in_thread(self, path: str, sites: set[Site], source: str | bytes) -> Located:
         try:
             text = decode_source(source) if isinstance(source, bytes) else source
             module = parse_source(text)
         except SourceError:
             logger.warning("%s changed during the run; findings skipped", path)
-            return _Located(None, {})
+            return Located(None, {})
         ctx = self.file_context(path, module)
-        locator = _Locator(ctx, sites)
-        # The rules that record hot-path candidates record them again, in the
-        # same order: their sites (negative ordinals) name the same nodes.
-        recorders = [
-            rule(ctx, _ignore)
-            for rule in self.rules_for(path)
-            if rule.project and (rule.handlers_on_visit or rule.handlers_on_leave)
-        ]
+        locator = Locator(ctx, sites)
+        # The fact recorders record again: their sites (negative ordinals) name
+        # the same nodes as in the first walk.
+        recorders = [recorder(ctx) for recorder in FACT_RECORDERS]
         with deep_recursion():
             Walker(ctx, [locator, *recorders]).walk(module)
             for site in sites:
-                if site.ordinal < 0 and site in ctx.facts.hot_nodes:
-                    locator.found[site] = ctx.facts.hot_nodes[site]
+                if site.ordinal < 0 and site in ctx.facts.recorded:
+                    locator.found[site] = ctx.facts.recorded[site]
             wanted = [(node, top) for node, _, top in locator.found.values()]
             wanted += [
                 (statement, top)
@@ -327,10 +306,10 @@ class Linter:
             ]
             positions = resolve_positions(module, wanted)
         out = {
-            site: _span(positions, node, statement)
+            site: span_of(positions, node, statement)
             for site, (node, statement, _) in locator.found.items()
         }
-        return _Located(text, out)
+        return Located(text, out)
 
     def _parse_error(
         self,
@@ -364,165 +343,22 @@ class Linter:
         return FileResult(path, findings=[finding])
 
 
-@dataclass
-class _Span:
-    line: int
-    col: int
-    end_line: int
-    end_col: int
-    # Lines whose suppression comments apply (the call's and its statement's).
-    lines: list[int]
+def selected_rules(config: Config) -> tuple[type[Rule], ...]:
+    """The rule classes the configuration enables, sorted by code."""
+    rules = []
+    for code in config.enabled_codes():
+        rule = rule_by_code(code)
+        if rule is not None:
+            rules.append(rule)
+    return tuple(rules)
 
 
-def _span(
-    positions: Mapping[cst.CSTNode, CodeRange],
-    node: cst.CSTNode,
-    statement: cst.CSTNode | None,
-) -> _Span:
-    """1-based span of ``node``; suppression lines include its statement's first and last."""
-    where = positions[node]
-    lines = {where.start.line, where.end.line}
-    if statement is not None:
-        lines |= {positions[statement].start.line, positions[statement].end.line}
-    return _Span(
-        where.start.line,
-        where.start.column + 1,
-        where.end.line,
-        where.end.column + 1,
-        sorted(lines),
-    )
-
-
-@dataclass
-class _Located:
-    text: str | None
-    sites: dict[Site, _Span]
-
-
-class _Locator(Rule):
-    """Finds call nodes by :class:`Site` on a second walk of a file."""
-
-    def __init__(self, ctx: FileContext, sites: set[Site]) -> None:
-        super().__init__(ctx, lambda _: None)
-        self.sites = sites
-        self.found: dict[Site, tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None]] = {}
-
-    def visit_Call(self, node: cst.Call) -> None:
-        ctx = self.ctx
-        site = Site(ctx.top_index, ctx.call_ordinal)
-        if site in self.sites:
-            self.found[site] = (node, ctx.statement, ctx.top_statement)
-
-
-def _ignore(_: PendingFinding) -> None:
-    """A finding sink for rules run only to record facts again."""
-
-
-def _analyze_deeply(
-    summaries: Sequence[ModuleSummary], mesh_axes: frozenset[str]
-) -> list[ProjectFinding]:
-    """The project analysis recurses over nested branches and call chains."""
+def _check_project_deeply(
+    rules: Sequence[type[Rule]], facts: ProjectFacts
+) -> list[tuple[type[Rule], ProjectFinding]]:
+    """Every project rule's findings; the analysis recurses over branches and call chains."""
     with deep_recursion():
-        return analyze(summaries, mesh_axes)
-
-
-def _project_finding(finding: ProjectFinding, located: dict[str, _Located]) -> Finding | None:
-    rule = rule_by_code(finding.code)
-    spans: list[tuple[Hop, _Span]] = []
-    for hop in finding.chain:
-        span = located[hop.path].sites.get(hop.site)
-        if span is None or rule is None:
-            return None
-        spans.append((hop, span))
-    first = spans[finding.anchor][1]
-    message = finding.message
-    if "{chain}" in message:
-        last_hop, last_span = spans[-1]
-        chain = " -> ".join(hop.label for hop, _ in spans)
-        message = message.replace("{chain}", f"{chain} at {last_hop.path}:{last_span.line}")
-    trace: tuple[TraceStep, ...] = ()
-    if len(spans) > 1:
-        trace = tuple(
-            TraceStep(
-                hop.path,
-                span.line,
-                span.col,
-                f"`{hop.label}` here" if index == len(spans) - 1 else f"calls `{hop.label}`",
-            )
-            for index, (hop, span) in enumerate(spans)
-        )
-    return Finding(
-        code=rule.code,
-        name=rule.name,
-        severity=rule.severity,
-        message=message,
-        path=finding.path,
-        line=first.line,
-        col=first.col,
-        end_line=first.end_line,
-        end_col=first.end_col,
-        trace=trace,
-    )
-
-
-# libcst's native parser recurses on the C stack of the calling thread: on the
-# main thread's 8 MiB it segfaults (killing the whole run) on nesting such as
-# 1500 brackets or a 20000-term `+` chain. On a thread with this much stack it
-# parses them; the memory is virtual and only the pages used are committed.
-_PARSE_STACK_BYTES = 512 * 1024 * 1024
-_stack_size_lock = threading.Lock()
-
-_T = TypeVar("_T")
-
-# The walk and libcst's position computation recurse in Python, a few frames per
-# tree level: valid code at CPython's own limits (200 nested brackets, 2000-term
-# operator chains) needs far more than the default 1000 frames.
-_RECURSION_LIMIT = 60_000
-_recursion_lock = threading.Lock()
-_recursion_users = 0
-_saved_recursion_limit = 0
-
-
-@contextlib.contextmanager
-def deep_recursion() -> Iterator[None]:
-    """Raise the interpreter's recursion limit while any file is being walked."""
-    global _recursion_users, _saved_recursion_limit
-    with _recursion_lock:
-        if _recursion_users == 0:
-            _saved_recursion_limit = sys.getrecursionlimit()
-            sys.setrecursionlimit(max(_saved_recursion_limit, _RECURSION_LIMIT))
-        _recursion_users += 1
-    try:
-        yield
-    finally:
-        with _recursion_lock:
-            _recursion_users -= 1
-            if _recursion_users == 0:
-                sys.setrecursionlimit(_saved_recursion_limit)
-
-
-def run_with_large_stack(function: Callable[..., _T], *args: object) -> _T:
-    """Run ``function(*args)`` on a fresh thread with a large stack and return its result."""
-    outcome: list[_T] = []
-    failure: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            outcome.append(function(*args))
-        except BaseException as exc:  # re-raised in the caller's thread
-            failure.append(exc)
-
-    with _stack_size_lock:
-        previous = threading.stack_size(_PARSE_STACK_BYTES)
-        try:
-            thread = threading.Thread(target=target, name="ranklint-parse")
-            thread.start()
-        finally:
-            threading.stack_size(previous)
-    thread.join()
-    if failure:
-        raise failure[0]
-    return outcome[0]
+        return [(rule, finding) for rule in rules for finding in rule.check_project(facts)]
 
 
 # -- many files ----------------------------------------------------------------

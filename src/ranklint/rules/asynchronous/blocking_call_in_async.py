@@ -1,4 +1,4 @@
-"""Async rollout rules (RNK4xx): blocking calls and lost coroutines in asyncio code."""
+"""RNK401 blocking-call-in-async."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from ranklint.findings import Severity
 from ranklint.rules.base import Rule
 
 _THREAD = "run it in a thread: `await asyncio.to_thread(...)`"
+
 # Qualified name (or prefix ending in ".") -> what to use instead.
 _BLOCKING: dict[str, str] = {
     "time.sleep": "`await asyncio.sleep(...)`",
@@ -34,6 +35,7 @@ _BLOCKING: dict[str, str] = {
     "socket.create_connection": "`await asyncio.open_connection(...)`",
     "socket.getaddrinfo": "`await loop.getaddrinfo(...)`",
 }
+
 _PATH_METHODS = frozenset({"read_text", "write_text", "read_bytes", "write_bytes"})
 
 
@@ -137,60 +139,3 @@ def _advice(qualified: str, configured: frozenset[str]) -> str | None:
     if qualified in configured or any(entry.endswith("." + local) for entry in configured):
         return _THREAD
     return None
-
-
-class CoroutineNeverAwaited(Rule):
-    code = "RNK402"
-    name = "coroutine-never-awaited"
-    severity = Severity.ERROR
-    project = True
-    summary = "A project coroutine function is called and its coroutine thrown away"
-    what = """\
-Reports a call, as a statement of its own, of an `async def` function or
-method defined in the project (in any file of the run): the result, a
-coroutine, is discarded instead of awaited, passed to `asyncio.create_task`,
-`gather` or similar.
-"""
-    why = """\
-Calling a coroutine function does not run it: the body runs only when the
-coroutine is awaited or scheduled. The weight-sync that "was called" never
-happened; Python warns "coroutine ... was never awaited" only when the object
-is garbage-collected, often far from the cause or not at all in a long-lived
-rollout worker, and the trainer silently trains on stale weights.
-"""
-    limits = """\
-Only calls whose target resolves to a project `async def` are checked
-(functions through imports, `self.method` through base classes); methods of
-objects of unknown class are not. A coroutine stored in a variable and never
-awaited is not reported.
-"""
-    valid = (
-        """
-        import asyncio
-
-
-        async def publish_weights(version):
-            await asyncio.sleep(0)
-
-
-        async def step(version):
-            await publish_weights(version)
-            task = asyncio.create_task(publish_weights(version))
-            await task
-        """,
-    )
-    invalid = (
-        """
-        async def publish_weights(version):
-            return version
-
-
-        class Trainer:
-            async def sync(self):
-                return 1
-
-            async def step(self, version):
-                publish_weights(version)  # expect: RNK402
-                self.sync()  # expect: RNK402
-        """,
-    )

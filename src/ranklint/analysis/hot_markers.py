@@ -2,7 +2,7 @@
 
 Code is *hot* when it runs once per training or inference step. The walk
 records the facts that decide it (the project phase,
-:mod:`ranklint.analysis.hot_path`, joins them across files):
+:mod:`ranklint.analysis.hot_regions`, joins them across files):
 
 - *markers*: calls that only a step does: ``loss.backward()``,
   ``optimizer.step()`` / ``scheduler.step()``, ``zero_grad()``, a model forward
@@ -23,8 +23,9 @@ import re
 
 import libcst as cst
 
-from ranklint.analysis.names import NameTable, dotted_name, last_name
-from ranklint.analysis.rank import RankNames, identifier_words
+from ranklint.analysis.events import HotKind, HotReason
+from ranklint.analysis.names import NamePatterns, NameTable, dotted_name, last_name
+from ranklint.analysis.rank import identifier_words
 
 # Default `hot-functions`: functions that run once per step or micro-batch.
 # `train_one_epoch` is deliberately absent: it runs once per epoch, and the
@@ -124,26 +125,26 @@ _FORWARD_METHODS = frozenset({"forward", "generate"})
 def hot_reason(
     node: cst.FunctionDef,
     class_name: str | None,
-    patterns: RankNames,
+    patterns: NamePatterns,
     names: NameTable,
-) -> tuple[str | None, bool]:
+) -> tuple[HotReason | None, bool]:
     """(why every call of ``node`` is per-step code, whether that needs an nn.Module class)."""
     if _has_hot_comment(node):
-        return "is marked `# ranklint: hot`", False
+        return HotReason(HotKind.MARKED), False
     for decorator in node.decorators:
         callee = decorator.decorator
         if isinstance(callee, cst.Call):
             callee = callee.func
         qualified = names.resolve(callee) or dotted_name(callee)
         if qualified in _COMPILE_DECORATORS:
-            return f"is compiled with `@{dotted_name(callee)}`", False
+            return HotReason(HotKind.COMPILED, dotted_name(callee) or ""), False
     name = node.name.value
     if patterns.matches(name):
         if name == "forward":
             if class_name is None:
                 return None, False
-            return "is an `nn.Module`'s forward", True
-        return "runs once per step (its name matches `hot-functions`)", False
+            return HotReason(HotKind.MODULE_FORWARD), True
+        return HotReason(HotKind.NAMED), False
     return None, False
 
 
@@ -156,7 +157,7 @@ def _has_hot_comment(node: cst.FunctionDef) -> bool:
     return comment is not None and HOT_COMMENT.search(comment.value) is not None
 
 
-def marker_label(node: cst.Call, patterns: RankNames) -> tuple[str, bool] | None:
+def marker_label(node: cst.Call, patterns: NamePatterns) -> tuple[str, bool] | None:
     """(how a step-marking call reads, whether it is a training marker) or None.
 
     Training markers (``loss.backward()``, ``optimizer.step()``, ``zero_grad()``,

@@ -1,6 +1,6 @@
-"""The project phase for hot-path rules (RNK2xx): which code runs every step.
+"""Hot regions across the project: which code runs every step.
 
-Hot regions, from every file's summary (see :mod:`ranklint.analysis.hot`):
+Hot regions, from every file's summary (see :mod:`ranklint.analysis.hot_markers`):
 
 - the body of a *step loop*: a loop whose body reaches a step marker
   (``loss.backward()``, ``optimizer.step()``, a model forward, a call of a
@@ -16,8 +16,9 @@ Not hot: code before or after a step loop, exception handlers, and periodic
 arms (``if step % N == 0:``; also the rest of a block after ``if step % N:
 continue``) unless periodic syncs are disallowed.
 
-Every :class:`~ranklint.analysis.summary.HotUse` recorded in hot code becomes a
-:class:`~ranklint.analysis.project.ProjectFinding` placed at the use itself.
+Every :class:`~ranklint.analysis.events.HostCost` recorded in hot code becomes
+a :class:`HotCost`: the cost, where it is and why that code is hot, at most
+once per cost (the first region that reaches it).
 """
 
 from __future__ import annotations
@@ -25,16 +26,17 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from ranklint.analysis.project import FunctionRef, Hop, ProjectFinding, ProjectIndex
-from ranklint.analysis.summary import (
+from ranklint.analysis.callgraph import FunctionRef, Hop, ProjectIndex
+from ranklint.analysis.events import (
     Branch,
     CallEvent,
     Event,
     Exit,
     FunctionSummary,
-    HotUse,
+    HostCost,
+    HotReason,
     Loop,
     Marker,
     ModuleSummary,
@@ -50,25 +52,40 @@ _MODULE_BASE = re.compile(r"(Module|Model|Layer|Block|Function|Net|Network|Wrapp
 
 @dataclass(frozen=True)
 class HotRegion:
-    """Why code is hot: how messages say it, and the call chain into it."""
+    """Why code is hot, and the call chain from there into it.
 
-    where: str
+    Either a function hot as a whole (``reason`` set), or the body of a step
+    loop of ``function`` (``marker``: the step call the loop reaches).
+    """
+
+    function: str  # qualname; `<module>` for module-level code
+    reason: HotReason | None = None
+    marker: str | None = None
     chain: tuple[Hop, ...] = ()
 
 
-class HotPathAnalysis:
-    """Finds the hot-path candidates that run every step."""
+@dataclass(frozen=True)
+class HotCost:
+    """A host cost in hot code: the cost, the file it is in, and why it runs every step."""
+
+    cost: HostCost
+    path: str
+    region: HotRegion
+
+
+class HotRegions:
+    """Finds the host costs that run every step."""
 
     def __init__(self, index: ProjectIndex) -> None:
         self.index = index
-        self.findings: list[ProjectFinding] = []
+        self.costs: list[HotCost] = []
         self._reported: set[tuple[str, Site]] = set()
         self._hot: set[tuple[str, str]] = set()  # functions hot as a whole
         self._steps: dict[tuple[str, str], str | None] = {}
         self._queue: deque[tuple[FunctionRef, HotRegion]] = deque()
 
-    def run(self) -> list[ProjectFinding]:
-        roots: list[tuple[FunctionRef, str]] = []
+    def run(self) -> list[HotCost]:
+        roots: list[tuple[FunctionRef, HotReason]] = []
         scans: list[FunctionRef] = []
         for module in self.index.summaries:
             for function in (module.module, *module.functions.values()):
@@ -80,17 +97,17 @@ class HotPathAnalysis:
                 else:
                     scans.append(ref)
         for ref, reason in roots:
-            region = HotRegion(f"it is in `{ref.function.qualname}`, which {reason}")
+            region = HotRegion(ref.function.qualname, reason=reason)
             self._walk(ref, ref.function.events, region)
         for ref in scans:
             self._scan(ref, ref.function.events)
         while self._queue:
             ref, region = self._queue.popleft()
             self._walk(ref, ref.function.events, region)
-        return self.findings
+        return self.costs
 
     # -- what is hot ---------------------------------------------------------
-    def _hot_reason(self, module: ModuleSummary, function: FunctionSummary) -> str | None:
+    def _hot_reason(self, module: ModuleSummary, function: FunctionSummary) -> HotReason | None:
         if function.hot is None:
             return None
         if function.hot_if_module:
@@ -107,7 +124,7 @@ class HotPathAnalysis:
             last = re.split(r"[.:]", base)[-1]
             if _MODULE_BASE.search(last):
                 return True
-            owner = self.index._class(base, module, context, depth + 1)
+            owner = self.index.class_of(base, module, context, depth + 1)
             if owner is not None and self._module_like(owner[0], owner[1], depth + 1):
                 return True
         return False
@@ -164,10 +181,8 @@ class HotPathAnalysis:
                 # happen in a nested loop is not one (its per-epoch code is cold).
                 marker = self._marker(ref, event.body, loops=False)
                 if marker is not None:
-                    owner = ref.function.qualname
-                    place = "at module level" if owner == "<module>" else f"of `{owner}`"
-                    where = f"it is in a step loop {place} (the loop calls `{marker}`)"
-                    self._walk(ref, event.body, HotRegion(where))
+                    region = HotRegion(ref.function.qualname, marker=marker)
+                    self._walk(ref, event.body, region)
                 else:
                     self._scan(ref, event.body)
             elif isinstance(event, Branch):
@@ -178,7 +193,7 @@ class HotPathAnalysis:
 
     def _walk(self, ref: FunctionRef, events: Sequence[Event], region: HotRegion) -> None:
         for event in events:
-            if isinstance(event, HotUse):
+            if isinstance(event, HostCost):
                 self._report(ref, event, region)
             elif isinstance(event, CallEvent):
                 self._enter(ref, event, region)
@@ -200,20 +215,15 @@ class HotPathAnalysis:
             return
         self._hot.add(callee.key)
         hop = Hop(ref.module.path, event.site, f"{event.label}()")
-        self._queue.append((callee, HotRegion(region.where, (*region.chain, hop))))
+        self._queue.append((callee, replace(region, chain=(*region.chain, hop))))
 
-    def _report(self, ref: FunctionRef, use: HotUse, region: HotRegion) -> None:
+    def _report(self, ref: FunctionRef, cost: HostCost, region: HotRegion) -> None:
         path = ref.module.path
-        key = (path, use.site)
+        key = (path, cost.site)
         if key in self._reported:
             return
         self._reported.add(key)
-        where = region.where
-        if region.chain:
-            where = where.replace("it is in", "it is reached from", 1) + ": {chain}"
-        chain = (*region.chain, Hop(path, use.site, use.label))
-        message = f"{use.text}, every step: {where}; {use.advice}"
-        self.findings.append(ProjectFinding(use.code, path, use.site, message, chain, anchor=-1))
+        self.costs.append(HotCost(cost, path, region))
 
 
 def _exits(events: Sequence[Event]) -> bool:

@@ -1,4 +1,4 @@
-"""RNK001: files that cannot be read, decoded or parsed."""
+"""RNK001 parse-error."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Imports and logging rules (RNK3xx)."""
+"""RNK302 heavy-import-at-module-level."""
 
 from __future__ import annotations
 
@@ -8,72 +8,9 @@ from pathlib import Path
 import libcst as cst
 
 from ranklint.analysis.context import FileContext
-from ranklint.analysis.guards import is_main_guard
 from ranklint.analysis.names import dotted_name, import_from_module
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
-
-
-class WildcardImport(Rule):
-    code = "RNK301"
-    name = "wildcard-import"
-    severity = Severity.WARNING
-    summary = "`from module import *` hides which names a module uses"
-    what = """\
-Reports every `from module import *`, in any module, `__init__.py` included.
-"""
-    why = """\
-A wildcard import makes it impossible to tell, by reading the file, where a
-name such as `all_reduce` or `init_process_group` comes from, which module a
-patch must target, or which names a refactor of the source module breaks. On a
-cluster the failure surfaces late: a name silently rebound by a later wildcard
-import calls the wrong collective, or a removed name fails only on the rank
-that reaches the code. It also defeats static analysis, ranklint's included:
-with two wildcard imports ranklint can no longer resolve bare names.
-"""
-    limits = """\
-None known. Re-exports in a package's `__init__.py` are better written as
-explicit imports with an `__all__`.
-"""
-    valid = (
-        """
-        from torch.distributed import all_reduce, init_process_group
-        """,
-        """
-        import torch.distributed as dist
-        from . import utils
-        """,
-    )
-    invalid = (
-        """
-        from torch.distributed import *  # expect: RNK301
-        """,
-        """
-        from .collectives import *  # expect: RNK301
-
-
-        def helper():
-            return 1
-        """,
-        """
-        try:
-            from apex.optimizers import *  # expect: RNK301
-        except ImportError:
-            pass
-        """,
-    )
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if isinstance(node.names, cst.ImportStar):
-            module = import_from_module(node)
-            advice = f"import the names you use explicitly (`from {module} import a, b`)"
-            if not module.startswith("."):
-                advice += f" or import the module (`import {module}`)"
-            self.report(
-                node,
-                f"`from {module} import *` hides which names this module uses and where "
-                f"they come from; {advice}",
-            )
 
 
 class HeavyImportAtModuleLevel(Rule):
@@ -230,80 +167,3 @@ def _catches_import_error(node: cst.Try) -> bool:
             if dotted_name(name) in ("ImportError", "ModuleNotFoundError", "Exception"):
                 return True
     return False
-
-
-class PrintInsteadOfLogger(Rule):
-    code = "RNK303"
-    name = "print-instead-of-logger"
-    severity = Severity.INFO
-    default_enabled = False
-    summary = "`print()` in library code instead of a logger"
-    what = """\
-Reports `print()` calls in library code: not in files matching
-`test-patterns` or `script-patterns` (scripts, examples, CLI entry modules
-such as `cli.py`, `__main__.py`), not in modules with an
-`if __name__ == "__main__":` block (they are programs), and not in
-`__main__` blocks. Off by default (`extend-select = ["RNK303"]`): research
-code prints on purpose more often than not.
-"""
-    why = """\
-On a cluster every rank prints: 512 interleaved copies of each line, with no
-timestamp, no rank, no component and no level to filter on, and writes that
-can block on a full pipe. A module logger (`logging.getLogger(__name__)`)
-carries the component, lets the launcher add the rank, and can be silenced
-per module or per rank.
-"""
-    limits = """\
-`print(..., file=sys.stderr)` is reported too. Calls through an alias of
-`print` are not.
-"""
-    valid = (
-        """
-        import logging
-
-        logger = logging.getLogger(__name__)
-
-
-        def report(loss):
-            logger.info("loss %.4f", loss)
-        """,
-        """
-        def main():
-            print("done")
-
-
-        if __name__ == "__main__":
-            main()
-        """,
-    )
-    invalid = (
-        """
-        def report(loss):
-            print(f"loss {loss:.4f}")  # expect: RNK303
-        """,
-    )
-
-    def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
-        super().__init__(ctx, sink)
-        self._active = not (ctx.is_test or ctx.is_script or _has_main_block(ctx.module))
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if not self._active:
-            return
-        func = node.func
-        if (
-            isinstance(func, cst.Name)
-            and func.value == "print"
-            and not self.ctx.names.is_bound("print")
-        ):
-            self.report(
-                node,
-                "`print()` in library code: every rank prints, with no rank, component or "
-                "level to filter on; use a module logger (`logging.getLogger(__name__)`)",
-            )
-
-
-def _has_main_block(module: cst.Module) -> bool:
-    return any(
-        isinstance(statement, cst.If) and is_main_guard(statement.test) for statement in module.body
-    )

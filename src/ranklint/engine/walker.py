@@ -1,4 +1,4 @@
-"""The one traversal of a file: keeps the shared context and dispatches to rules.
+"""The one traversal of a file: keeps the shared context and dispatches to visitors.
 
 This walks libcst's tree directly over the nodes' fields instead of using
 ``Module.visit``: libcst's visitor rebuilds every node it passes (a large part
@@ -6,9 +6,10 @@ of its cost) and visits children in field order, not evaluation order. Here,
 binding constructs (assignments, ``def``, ``for``, comprehensions, imports) are
 walked in the order Python evaluates them, so the name table sees a binding
 exactly when it takes effect. Whitespace and comment nodes are never entered.
-Rules see every other node, except the parts of binding syntax that are not
-expressions (``ImportAlias``, ``Parameters``/``Param``, ``CompIf`` wrappers):
-a rule reads those from their parent (``Import``, ``FunctionDef``, ...).
+Visitors (the fact recorders of ``analysis``, then the rules) see every other
+node, except the parts of binding syntax that are not expressions
+(``ImportAlias``, ``Parameters``/``Param``, ``CompIf`` wrappers): a visitor
+reads those from their parent (``Import``, ``FunctionDef``, ...).
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from collections.abc import Callable, Iterable
 
 import libcst as cst
 
+from ranklint.analysis.classify import is_state_dict_context
 from ranklint.analysis.context import Condition, FileContext, FunctionFrame
+from ranklint.analysis.events import Site
 from ranklint.analysis.guards import guard_kind
 from ranklint.analysis.names import ScopeKind
-from ranklint.analysis.summary import Site
+from ranklint.analysis.visitor import NodeVisitor
 from ranklint.findings import InternalError
-from ranklint.rules.base import Rule
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +51,7 @@ _TRIVIA_FIELDS = frozenset(
 )
 _CHILD_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
 
-Handler = tuple[Rule, Callable[[cst.CSTNode], object]]
+Handler = tuple[NodeVisitor, Callable[[cst.CSTNode], object]]
 
 
 _NODE, _SEQUENCE, _OTHER = "node", "sequence", "other"
@@ -87,19 +89,20 @@ def _child_fields(cls: type[cst.CSTNode]) -> tuple[str, ...]:
 
 
 class Walker:
-    """Walks one module once, calling every rule's handlers on the way."""
+    """Walks one module once, calling every visitor's handlers on the way."""
 
-    def __init__(self, ctx: FileContext, rules: Iterable[Rule]) -> None:
+    def __init__(self, ctx: FileContext, visitors: Iterable[NodeVisitor]) -> None:
         self.ctx = ctx
         self.errors: list[InternalError] = []
+        # Visitors that raised (rule codes for rules): skipped for the rest of the file.
         self.failed_rules: set[str] = set()
         self._visit: dict[type[cst.CSTNode], list[Handler]] = {}
         self._leave: dict[type[cst.CSTNode], list[Handler]] = {}
-        for rule in rules:
-            for node_type, method in rule.handlers_on_visit.items():
-                self._visit.setdefault(node_type, []).append((rule, getattr(rule, method)))
-            for node_type, method in rule.handlers_on_leave.items():
-                self._leave.setdefault(node_type, []).append((rule, getattr(rule, method)))
+        for visitor in visitors:
+            for node_type, method in visitor.handlers_on_visit.items():
+                self._visit.setdefault(node_type, []).append((visitor, getattr(visitor, method)))
+            for node_type, method in visitor.handlers_on_leave.items():
+                self._leave.setdefault(node_type, []).append((visitor, getattr(visitor, method)))
         self._special: dict[type[cst.CSTNode], Callable[[cst.CSTNode], None]] = {
             cst.Module: self._module,
             cst.SimpleStatementLine: self._simple_statement_line,
@@ -171,23 +174,24 @@ class Walker:
                 self.walk(node)
 
     def _dispatch(self, handlers: list[Handler], node: cst.CSTNode) -> None:
-        for rule, method in handlers:
-            code = getattr(rule, "code", type(rule).__name__)
-            if code in self.failed_rules:
+        for visitor, method in handlers:
+            where = getattr(visitor, "where", type(visitor).__name__)
+            key = getattr(visitor, "code", where)
+            if key in self.failed_rules:
                 continue
             try:
                 method(node)
-            except Exception as exc:  # a rule bug must not lose other rules' findings
-                self.failed_rules.add(code)
+            except Exception as exc:  # a visitor bug must not lose the others' findings
+                self.failed_rules.add(key)
                 self.errors.append(
                     InternalError(
                         path=self.ctx.path,
-                        where=f"rule {code} ({getattr(rule, 'name', code)})",
+                        where=where,
                         message=f"{type(exc).__name__}: {exc}",
                         details=traceback.format_exc(),
                     )
                 )
-                logger.debug("rule %s failed on %s", code, self.ctx.path, exc_info=True)
+                logger.debug("%s failed on %s", where, self.ctx.path, exc_info=True)
 
     # -- statements --------------------------------------------------------
     def _module(self, node: cst.Module) -> None:
@@ -358,18 +362,18 @@ class Walker:
         self.ctx.names.bind_import_statement(node)
 
     def _with(self, node: cst.With) -> None:
-        facts = self.ctx.facts
+        calls = self.ctx.calls
         state_dict = 0
         for item in node.items:
             self.walk(item.item)
-            if _is_state_dict_context(item.item):
+            if is_state_dict_context(item.item):
                 state_dict += 1
             if item.asname is not None:
                 self.walk(item.asname.name)
                 self.ctx.names.bind_target(item.asname.name, None)
-        facts.state_dict_contexts += state_dict
+        calls.state_dict_contexts += state_dict
         self.walk(node.body)
-        facts.state_dict_contexts -= state_dict
+        calls.state_dict_contexts -= state_dict
 
     def _call(self, node: cst.Call) -> None:
         site = Site(self.ctx.top_index, self.ctx.call_ordinal)
@@ -488,15 +492,6 @@ class Walker:
         handlers = self._leave.get(cst.CompFor)
         if handlers:
             self._dispatch(handlers, node)
-
-
-def _is_state_dict_context(node: cst.BaseExpression) -> bool:
-    """``FSDP.state_dict_type(...)``: ``state_dict()`` inside gathers across ranks."""
-    return (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value == "state_dict_type"
-    )
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:

@@ -1,0 +1,235 @@
+"""The project call graph: module names, call resolution across files, rank-valued helpers.
+
+Input: one :class:`~ranklint.analysis.events.ModuleSummary` per file of the
+run. :class:`ProjectIndex` names each file's module from its path (walking up
+``__init__.py`` files), resolves raw call targets across files (imports,
+relative imports, re-exports, ``self.method`` through base classes,
+constructors) and decides which project functions return a rank value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ranklint.analysis.events import (
+    Branch,
+    CallEvent,
+    Event,
+    FunctionSummary,
+    Loop,
+    ModuleSummary,
+    Opaque,
+    Site,
+)
+from ranklint.analysis.rank import GLOBAL_AXIS, axes_of_words, identifier_words
+
+# Bounds that keep pathological call graphs cheap.
+MAX_DEPTH = 8
+_MAX_RESOLVE = 6
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One step of a call chain: a call site and how it reads (``save_ckpt()``)."""
+
+    path: str
+    site: Site
+    label: str
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    module: ModuleSummary
+    function: FunctionSummary
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.module.path, self.function.qualname)
+
+
+def module_name(path: str) -> str:
+    """Dotted module name of a file: its package chain by ``__init__.py`` files."""
+    file = Path(path)
+    parts = [] if file.stem == "__init__" else [file.stem]
+    directory = file.parent
+    while (directory / "__init__.py").is_file() and directory.name:
+        parts.append(directory.name)
+        if directory.parent == directory:
+            break
+        directory = directory.parent
+    return ".".join(reversed(parts)) or file.stem
+
+
+class ProjectIndex:
+    """Resolves raw call targets to function summaries across the files of a run."""
+
+    def __init__(self, summaries: Iterable[ModuleSummary]) -> None:
+        self.summaries = list(summaries)
+        self.modules: dict[str, ModuleSummary] = {}
+        self.names: dict[str, str] = {}  # path -> module name
+        self._by_last: dict[str, list[str]] = {}
+        for summary in self.summaries:
+            name = module_name(summary.path)
+            self.names[summary.path] = name
+            self.modules.setdefault(name, summary)
+            self._by_last.setdefault(name.rsplit(".", 1)[-1], []).append(name)
+        self._returns_rank: dict[tuple[str, str], tuple[frozenset[str], bool] | None] = {}
+
+    # -- resolution ----------------------------------------------------------
+    def resolve(
+        self, target: str, module: ModuleSummary, context: FunctionSummary
+    ) -> FunctionRef | None:
+        if target.startswith("@self:"):
+            if context.class_name is None:
+                return None
+            class_qualname = context.qualname.rsplit(".", 1)[0]
+            return self._method(module, class_qualname, target[len("@self:") :], 0)
+        if target.startswith("@local:"):
+            return self._local(module, target[len("@local:") :], context)
+        return self._qualified(self._absolute(target, module), 0)
+
+    def _local(
+        self, module: ModuleSummary, name: str, context: FunctionSummary
+    ) -> FunctionRef | None:
+        parts = context.qualname.split(".") if context.qualname != "<module>" else []
+        for end in range(len(parts), -1, -1):
+            candidate = ".".join((*parts[:end], name))
+            found = self._symbol(module, candidate, 0)
+            if found is not None:
+                return found
+        return None
+
+    def _symbol(self, module: ModuleSummary, qualname: str, depth: int) -> FunctionRef | None:
+        function = module.functions.get(qualname)
+        if function is not None:
+            return FunctionRef(module, function)
+        if qualname in module.classes:
+            return self._method(module, qualname, "__init__", depth)
+        head, _, rest = qualname.partition(".")
+        if head in module.exports and depth < _MAX_RESOLVE:
+            target = module.exports[head] + ("." + rest if rest else "")
+            return self._qualified(self._absolute(target, module), depth + 1)
+        if "." in qualname:
+            owner, _, method = qualname.rpartition(".")
+            if owner in module.classes:
+                return self._method(module, owner, method, depth)
+        return None
+
+    def _method(
+        self, module: ModuleSummary, class_qualname: str, method: str, depth: int
+    ) -> FunctionRef | None:
+        if depth > _MAX_RESOLVE:
+            return None
+        function = module.functions.get(f"{class_qualname}.{method}")
+        if function is not None:
+            return FunctionRef(module, function)
+        context = FunctionSummary(class_qualname, None, ())
+        for base in module.classes.get(class_qualname, ()):
+            owner = self.class_of(base, module, context, depth + 1)
+            if owner is not None:
+                found = self._method(owner[0], owner[1], method, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def class_of(
+        self, target: str, module: ModuleSummary, context: FunctionSummary, depth: int
+    ) -> tuple[ModuleSummary, str] | None:
+        if target.startswith("@local:"):
+            name = target[len("@local:") :]
+            return (module, name) if name in module.classes else None
+        if target.startswith("@"):
+            return None
+        absolute = self._absolute(target, module)
+        for owner, rest in self._splits(absolute):
+            if rest in owner.classes:
+                return owner, rest
+            head, _, tail = rest.partition(".")
+            if head in owner.exports and depth < _MAX_RESOLVE:
+                again = owner.exports[head] + ("." + tail if tail else "")
+                return self.class_of(again, owner, context, depth + 1)
+        return None
+
+    def _qualified(self, target: str, depth: int) -> FunctionRef | None:
+        for owner, rest in self._splits(target):
+            found = self._symbol(owner, rest, depth)
+            if found is not None:
+                return found
+        return None
+
+    def _splits(self, target: str) -> Iterator[tuple[ModuleSummary, str]]:
+        """(module, rest) pairs for a dotted name, longest module first."""
+        parts = target.split(".")
+        for end in range(len(parts) - 1, 0, -1):
+            name = ".".join(parts[:end])
+            rest = ".".join(parts[end:])
+            owner = self.modules.get(name)
+            if owner is not None:
+                yield owner, rest
+                return
+            # A module named by a longer package path than the run's roots.
+            candidates = [
+                full
+                for full in self._by_last.get(parts[end - 1], ())
+                if full == name or full.endswith("." + name) or name.endswith("." + full)
+            ]
+            if len(candidates) == 1:
+                yield self.modules[candidates[0]], rest
+                return
+
+    def _absolute(self, target: str, module: ModuleSummary) -> str:
+        if not target.startswith("."):
+            return target
+        dots = len(target) - len(target.lstrip("."))
+        name = self.names.get(module.path, "")
+        package = name.split(".")
+        if not module.path.endswith("__init__.py"):
+            package = package[:-1]
+        if dots > 1:
+            package = package[: len(package) - (dots - 1)]
+        rest = target[dots:]
+        return ".".join([*package, rest]) if rest else ".".join(package)
+
+    # -- rank predicates -----------------------------------------------------
+    def returns_rank(self, ref: FunctionRef, depth: int = 0) -> tuple[frozenset[str], bool] | None:
+        """(axes, membership test) of the rank value ``ref`` returns, or ``None``."""
+        key = ref.key
+        if key in self._returns_rank:
+            return self._returns_rank[key]
+        self._returns_rank[key] = None  # cycle guard
+        returns = ref.function.returns
+        axes: set[str] | None = set(returns.axes) if returns.rank else None
+        membership = returns.membership
+        if axes is None and depth < MAX_DEPTH:
+            for target in sorted(returns.via):
+                callee = self.resolve(target, ref.module, ref.function)
+                if callee is None:
+                    continue
+                found = self.returns_rank(callee, depth + 1)
+                if found is not None:
+                    axes = set(found[0])
+                    membership = membership or found[1]
+                    break
+        result = None
+        if axes is not None:
+            named = axes_of_words(identifier_words(ref.function.name))
+            combined = frozenset(axes | named) or frozenset({GLOBAL_AXIS})
+            if named and GLOBAL_AXIS in combined:
+                combined = frozenset(named)
+            result = (combined, membership)
+        self._returns_rank[key] = result
+        return result
+
+
+def call_events(events: Sequence[Event]) -> Iterator[CallEvent]:
+    """Every call of a project function in ``events``, nested blocks included."""
+    for event in events:
+        if isinstance(event, CallEvent):
+            yield event
+        elif isinstance(event, Branch):
+            for arm in event.arms:
+                yield from call_events(arm)
+        elif isinstance(event, (Loop, Opaque)):
+            yield from call_events(event.body)

@@ -1,0 +1,486 @@
+"""Collective consistency: which collectives and group creations only some ranks reach.
+
+On the project call graph (:mod:`ranklint.analysis.callgraph`) this computes,
+for each function, the ordered collectives it issues through its callees, with
+parameters bound to literal arguments, and compares the paths that ranks can
+take: the arms of a rank-dependent branch (and the code after an arm that
+exits early), loops with a rank-dependent trip count, and functions that a
+decorator runs on one rank only. Each place where ranks disagree is one
+:class:`Divergence`, at most one per call site.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from ranklint.analysis.callgraph import MAX_DEPTH, FunctionRef, Hop, ProjectIndex
+from ranklint.analysis.catalog import CallKind
+from ranklint.analysis.events import (
+    UNKNOWN,
+    Branch,
+    CallEvent,
+    Collective,
+    Cond,
+    Event,
+    Exit,
+    FunctionSummary,
+    Literal,
+    Loop,
+    ModuleSummary,
+    Opaque,
+    Site,
+)
+from ranklint.analysis.rank import GLOBAL_AXIS
+
+_MAX_LEAVES = 64
+
+
+@dataclass(frozen=True)
+class CollectiveLeaf:
+    """One collective a piece of code issues, with the chain that leads to it.
+
+    ``group``: the group argument as written (None: the default group); for a
+    group creation, its arguments as written.
+    """
+
+    op: str
+    group: str | None
+    group_axes: frozenset[str] | None
+    kind: CallKind
+    chain: tuple[Hop, ...]
+    lazy: bool = False
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        return (self.op, self.group)
+
+
+@dataclass(frozen=True)
+class _RankCond:
+    text: str
+    axes: frozenset[str]
+    membership: bool
+
+
+class DivergenceKind(enum.Enum):
+    """How ranks come to disagree about a collective."""
+
+    # A decorator (`@rank_zero_only`) runs the function on one rank only.
+    RANK_ONLY_FUNCTION = "rank-only-function"
+    # The collective is in a loop whose trip count depends on the rank.
+    LOOP_TRIP_COUNT = "loop-trip-count"
+    # The two paths issue different collectives at the same position.
+    MISMATCH = "mismatch"
+    # Ranks that exit early (return, continue, ...) skip the collective.
+    SKIPPED_AFTER_EXIT = "skipped-after-exit"
+    # Only the ranks on one side of the condition reach the collective.
+    ONE_SIDE_ONLY = "one-side-only"
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """A collective (or group creation) that not every member of its group reaches alike."""
+
+    kind: DivergenceKind
+    leaf: CollectiveLeaf
+    # The rank condition as written (`rank == 0`, or the decorator `@rank_zero_only`).
+    condition: str
+    # The ranks in question are those where the condition is false.
+    when_false: bool = False
+    # MISMATCH: what the other ranks issue at the same position.
+    other: CollectiveLeaf | None = None
+    # SKIPPED_AFTER_EXIT: return, exit, continue or break.
+    exit_kind: str | None = None
+
+
+class CollectiveAnalysis:
+    """Finds collectives and group creations that only some ranks reach."""
+
+    def __init__(self, index: ProjectIndex) -> None:
+        self.index = index
+        self.divergences: list[Divergence] = []
+        self._reported: set[tuple[str, Site]] = set()
+        self._balanced: set[str] = set()
+        self._leaves: dict[
+            tuple[str, str, tuple[tuple[str, bool], ...]], tuple[CollectiveLeaf, ...]
+        ] = {}
+        self._active: set[tuple[str, str]] = set()
+
+    def run(self) -> list[Divergence]:
+        for module in self.index.summaries:
+            for function in (module.module, *module.functions.values()):
+                self._check_function(module, function)
+        return self.divergences
+
+    # -- sequences -----------------------------------------------------------
+    def leaves_of(
+        self, ref: FunctionRef, bindings: dict[str, Literal]
+    ) -> tuple[CollectiveLeaf, ...]:
+        """The collectives a call of ``ref`` issues, with parameters bound to literals."""
+        frozen = tuple(sorted(bindings.items(), key=lambda item: item[0]))
+        key = (*ref.key, frozen)
+        cached = self._leaves.get(key)
+        if cached is not None:
+            return cached
+        if ref.key in self._active or len(self._active) >= MAX_DEPTH:
+            return ()
+        self._active.add(ref.key)
+        try:
+            found, _ = self._flatten(ref.function.events, ref.module, ref.function, bindings, {})
+        finally:
+            self._active.discard(ref.key)
+        out = tuple(found)
+        self._leaves[key] = out
+        return out
+
+    def _flatten(
+        self,
+        events: Sequence[Event],
+        module: ModuleSummary,
+        function: FunctionSummary,
+        bindings: dict[str, Literal],
+        assume: dict[str, bool],
+    ) -> tuple[list[CollectiveLeaf], str | None]:
+        """Collectives of ``events`` in order, and whether the code surely stops early.
+
+        The second value is ``"function"`` (return, exit), ``"loop"`` (continue,
+        break) or ``None``. ``bindings``: parameter values known at a call site;
+        ``assume``: truth of canonical conditions (:class:`Cond` keys). Branches
+        they decide take one arm; other branches contribute both arms.
+        """
+        out: list[CollectiveLeaf] = []
+        for event in events:
+            if len(out) >= _MAX_LEAVES:
+                break
+            if isinstance(event, Collective):
+                out.append(_leaf(event, module.path))
+            elif isinstance(event, CallEvent):
+                out += self._call_leaves(event, module, function)
+            elif isinstance(event, Branch):
+                taken = _decide(event.cond, bindings, assume)
+                if taken is None:
+                    for arm in event.arms:
+                        out += self._flatten(arm, module, function, bindings, assume)[0]
+                else:
+                    found, stop = self._flatten(
+                        event.arms[0 if taken else 1], module, function, bindings, assume
+                    )
+                    out += found
+                    if stop is not None:
+                        return out[:_MAX_LEAVES], stop
+            elif isinstance(event, Loop):
+                found, stop = self._flatten(event.body, module, function, bindings, assume)
+                out += found
+                if stop == "function":
+                    return out[:_MAX_LEAVES], stop
+            elif isinstance(event, Exit):
+                if event.kind in _FUNCTION_EXITS:
+                    return out[:_MAX_LEAVES], "function"
+                if event.kind in ("continue", "break"):
+                    return out[:_MAX_LEAVES], "loop"
+        return out[:_MAX_LEAVES], None
+
+    def _call_leaves(
+        self, event: CallEvent, module: ModuleSummary, function: FunctionSummary
+    ) -> list[CollectiveLeaf]:
+        callee = self.index.resolve(event.target, module, function)
+        if callee is None:
+            return []
+        bindings = _bindings(event, callee.function)
+        hop = Hop(module.path, event.site, f"{event.label}()")
+        return [
+            CollectiveLeaf(leaf.op, leaf.group, leaf.group_axes, leaf.kind, (hop, *leaf.chain))
+            for leaf in self.leaves_of(callee, bindings)
+            if not leaf.lazy
+        ]
+
+    def _event_leaves(
+        self,
+        events: Sequence[Event],
+        module: ModuleSummary,
+        function: FunctionSummary,
+        assume: dict[str, bool] | None = None,
+    ) -> list[CollectiveLeaf]:
+        return self._flatten(events, module, function, {}, assume or {})[0]
+
+    def _relevant_leaves(
+        self,
+        events: Sequence[Event],
+        module: ModuleSummary,
+        function: FunctionSummary,
+        cond: _RankCond,
+        assume: dict[str, bool] | None = None,
+    ) -> list[CollectiveLeaf]:
+        """The collectives of ``events`` whose group ``cond`` can split."""
+        return [
+            leaf
+            for leaf in self._event_leaves(events, module, function, assume)
+            if _relevant(leaf, cond)
+        ]
+
+    # -- checks ----------------------------------------------------------------
+    def _check_function(self, module: ModuleSummary, function: FunctionSummary) -> None:
+        if function.rank_only is not None:
+            cond = _RankCond(function.rank_only, frozenset({GLOBAL_AXIS}), False)
+            hits = self._relevant_leaves(function.events, module, function, cond)
+            if hits:
+                self._report(
+                    Divergence(DivergenceKind.RANK_ONLY_FUNCTION, hits[0], function.rank_only)
+                )
+        self._balanced = self._balanced_keys(module, function)
+        self._check_block(function.events, module, function)
+
+    def _balanced_keys(self, module: ModuleSummary, function: FunctionSummary) -> set[str]:
+        """Rank conditions under which the whole function issues the same collectives.
+
+        ``if not is_main: barrier()`` ... ``if is_main: barrier()`` (main process
+        first) is balanced: every rank calls barrier once, at different points.
+        """
+        conds: dict[str, _RankCond] = {}
+        for cond in _conds(function.events):
+            if cond.key in conds:
+                continue
+            rank = self._rank_cond(cond, module, function)
+            if rank is not None:
+                conds[cond.key] = rank
+        balanced: set[str] = set()
+        for key, rank in conds.items():
+            sides = [
+                [
+                    leaf.key
+                    for leaf in self._relevant_leaves(
+                        function.events, module, function, rank, {key: value}
+                    )
+                ]
+                for value in (True, False)
+            ]
+            if sides[0] == sides[1]:
+                balanced.add(key)
+        return balanced
+
+    def _check_block(
+        self,
+        events: Sequence[Event],
+        module: ModuleSummary,
+        function: FunctionSummary,
+    ) -> None:
+        for index, event in enumerate(events):
+            if isinstance(event, Branch):
+                self._check_branch(event, events[index + 1 :], module, function)
+            elif isinstance(event, Loop):
+                cond = self._rank_cond(event.cond, module, function)
+                if cond is not None:
+                    hits = self._relevant_leaves(event.body, module, function, cond)
+                    if hits:
+                        self._report(Divergence(DivergenceKind.LOOP_TRIP_COUNT, hits[0], cond.text))
+                self._check_block(event.body, module, function)
+            elif isinstance(event, Opaque):
+                self._check_block(event.body, module, function)
+
+    def _check_branch(
+        self,
+        branch: Branch,
+        rest: Sequence[Event],
+        module: ModuleSummary,
+        function: FunctionSummary,
+    ) -> None:
+        cond = self._rank_cond(branch.cond, module, function)
+        if cond is not None and branch.cond is not None and branch.cond.key in self._balanced:
+            cond = None
+        if cond is not None:
+            kinds = [_exit_kind(arm) for arm in branch.arms]
+            if (kinds[0] is None) != (kinds[1] is None) and rest:
+                # One arm leaves early: the code after the branch belongs to the other.
+                exiting = 0 if kinds[0] is not None else 1
+                kind = kinds[exiting] or "return"
+                self._compare_paths(
+                    branch,
+                    cond,
+                    module,
+                    function,
+                    exiting,
+                    [*branch.arms[1 - exiting], *rest],
+                    kind,
+                    len(branch.arms[1 - exiting]),
+                )
+            else:
+                self._compare_paths(
+                    branch, cond, module, function, 0, list(branch.arms[1]), None, None
+                )
+        for arm in branch.arms:
+            self._check_block(arm, module, function)
+
+    def _compare_paths(
+        self,
+        branch: Branch,
+        cond: _RankCond,
+        module: ModuleSummary,
+        function: FunctionSummary,
+        first_arm: int,
+        other_path: list[Event],
+        exit_kind: str | None,
+        other_arm_length: int | None,
+    ) -> None:
+        """Compare the collectives of arm ``first_arm`` with those of ``other_path``."""
+        assume = dict(branch.cond.assumptions) if branch.cond is not None else {}
+        first = self._relevant_leaves(branch.arms[first_arm], module, function, cond, assume)
+        in_arm: list[CollectiveLeaf] = []
+        if other_arm_length is not None:
+            in_arm = self._event_leaves(other_path[:other_arm_length], module, function, assume)
+        second = self._relevant_leaves(other_path, module, function, cond, assume)
+        if [leaf.key for leaf in first] == [leaf.key for leaf in second]:
+            return
+        index = 0
+        while index < len(first) and index < len(second) and first[index].key == second[index].key:
+            index += 1
+        if index < len(first) and index < len(second):
+            leaf, other = first[index], second[index]
+            self._report(
+                Divergence(
+                    DivergenceKind.MISMATCH, leaf, cond.text, when_false=first_arm == 1, other=other
+                )
+            )
+            return
+        if index < len(first):
+            leaf = first[index]
+            when_false = first_arm == 1
+        else:
+            leaf = second[index]
+            when_false = first_arm == 0
+            after_exit = exit_kind is not None and not any(
+                leaf.chain[0] == other.chain[0] for other in in_arm
+            )
+            if after_exit:
+                assert exit_kind is not None
+                self._report(
+                    Divergence(
+                        DivergenceKind.SKIPPED_AFTER_EXIT,
+                        leaf,
+                        cond.text,
+                        when_false=first_arm == 1,
+                        exit_kind=exit_kind,
+                    )
+                )
+                return
+        self._report(Divergence(DivergenceKind.ONE_SIDE_ONLY, leaf, cond.text, when_false))
+
+    def _rank_cond(
+        self, cond: Cond | None, module: ModuleSummary, function: FunctionSummary
+    ) -> _RankCond | None:
+        if cond is None:
+            return None
+        taint = cond.taint
+        if taint.rank:
+            return _RankCond(cond.text, taint.axes or frozenset({GLOBAL_AXIS}), taint.membership)
+        for target in sorted(taint.via):
+            callee = self.index.resolve(target, module, function)
+            if callee is None:
+                continue
+            returned = self.index.returns_rank(callee)
+            if returned is not None:
+                axes, membership = returned
+                return _RankCond(cond.text, axes, taint.membership or membership)
+        return None
+
+    def _report(self, divergence: Divergence) -> None:
+        hop = divergence.leaf.chain[0]
+        key = (hop.path, hop.site)
+        if key in self._reported:
+            return
+        self._reported.add(key)
+        self.divergences.append(divergence)
+
+
+# A rank-dependent `raise` is not treated as an exit: the rank fails with an
+# error and the launcher tears the job down, there is no silent hang.
+_FUNCTION_EXITS = frozenset({"return", "exit"})
+
+
+def _exit_kind(events: Sequence[Event]) -> str | None:
+    """The kind of an exit anywhere in ``events`` (not inside nested loops for continue/break)."""
+    for event in events:
+        if isinstance(event, Exit) and event.kind != "raise":
+            return event.kind
+        if isinstance(event, Branch):
+            for arm in event.arms:
+                kind = _exit_kind(arm)
+                if kind is not None:
+                    return kind
+        elif isinstance(event, Loop):
+            kind = _exit_kind(event.body)
+            if kind in _FUNCTION_EXITS:
+                return kind
+    return None
+
+
+def _leaf(event: Collective, path: str) -> CollectiveLeaf:
+    return CollectiveLeaf(
+        event.op,
+        event.group,
+        event.group_axes,
+        event.kind,
+        (Hop(path, event.site, f"{event.label}()"),),
+        event.lazy,
+    )
+
+
+def _relevant(leaf: CollectiveLeaf, cond: _RankCond) -> bool:
+    """Can ``cond`` differ between members of the leaf's group?"""
+    if leaf.kind is CallKind.GROUP_CREATION:
+        return True  # every rank must create every group
+    if cond.membership and leaf.group is not None:
+        return False  # `if rank in ranks: ... group=g`: members all take the branch
+    if leaf.group_axes is None:
+        # A group whose members cannot be told from its name (a DTensor's mesh,
+        # `group=self.pg`): it may well consist of exactly the ranks that take
+        # the branch (rank 0 and the inference engines of an RL trainer).
+        return False
+    if not leaf.group_axes or GLOBAL_AXIS in cond.axes:
+        return True  # the default group, or a condition on the global rank
+    return bool(cond.axes & leaf.group_axes)
+
+
+def _bindings(event: CallEvent, callee: FunctionSummary) -> dict[str, Literal]:
+    """Parameter values a call fixes: literal arguments, and defaults it leaves alone."""
+    if event.unpacking:
+        return {}
+    params = callee.params
+    offset = 1 if callee.class_name is not None and params[:1] in (("self",), ("cls",)) else 0
+    out: dict[str, Literal] = dict(callee.defaults)
+    for position, keyword, value in event.args:
+        name = keyword
+        if name is None and position is not None and position + offset < len(params):
+            name = params[position + offset]
+        if name is None:
+            continue
+        if value == UNKNOWN:
+            out.pop(name, None)
+        else:
+            out[name] = value
+    return out
+
+
+def _decide(
+    cond: Cond | None, bindings: dict[str, Literal], assume: dict[str, bool]
+) -> bool | None:
+    """Which arm a branch takes under ``bindings``/``assume``: True, False, or unknown."""
+    if cond is None:
+        return None
+    if cond.key in assume:
+        return assume[cond.key] != cond.negated
+    if cond.key in bindings:
+        return cond.holds(bindings[cond.key])
+    return None
+
+
+def _conds(events: Sequence[Event]) -> Iterator[Cond]:
+    for event in events:
+        if isinstance(event, Branch):
+            if event.cond is not None:
+                yield event.cond
+            for arm in event.arms:
+                yield from _conds(arm)
+        elif isinstance(event, Loop):
+            yield from _conds(event.body)

@@ -1,0 +1,9 @@
+"""The fact recorders every walk runs, whatever rules are selected."""
+
+from __future__ import annotations
+
+from ranklint.analysis.host_costs import HostCostRecorder
+from ranklint.analysis.mesh import MeshRecorder
+from ranklint.analysis.visitor import NodeVisitor
+
+FACT_RECORDERS: tuple[type[NodeVisitor], ...] = (HostCostRecorder, MeshRecorder)

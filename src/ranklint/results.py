@@ -1,0 +1,58 @@
+"""What linting one file produces: findings, internal errors, facts, located sites.
+
+A leaf module shared by the engine (which builds results) and the cache
+(which stores them), so that neither imports the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import CodeRange
+
+from ranklint.analysis.events import ModuleSummary, Site
+from ranklint.findings import Finding, InternalError
+
+
+@dataclass
+class Span:
+    """1-based start and end of a reported node."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    # Lines whose suppression comments apply (the call's and its statement's).
+    lines: list[int]
+
+
+def span_of(
+    positions: Mapping[cst.CSTNode, CodeRange],
+    node: cst.CSTNode,
+    statement: cst.CSTNode | None,
+) -> Span:
+    """1-based span of ``node``; suppression lines include its statement's first and last."""
+    where = positions[node]
+    lines = {where.start.line, where.end.line}
+    if statement is not None:
+        lines |= {positions[statement].start.line, positions[statement].end.line}
+    return Span(
+        where.start.line,
+        where.start.column + 1,
+        where.end.line,
+        where.end.column + 1,
+        sorted(lines),
+    )
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[InternalError] = field(default_factory=list)
+    # Facts for the project phase (None when the file was not analysed).
+    summary: ModuleSummary | None = None
+    # Positions of call sites located for project findings (kept in the cache).
+    located: dict[Site, Span] = field(default_factory=dict)

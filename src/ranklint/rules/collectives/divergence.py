@@ -1,0 +1,81 @@
+"""Shared by RNK102 and RNK105: a divergence's finding, worded from the collective facts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ranklint.analysis.catalog import CallKind
+from ranklint.analysis.collectives import CollectiveLeaf, Divergence, DivergenceKind
+from ranklint.analysis.project import ProjectFacts
+from ranklint.rules.base import ProjectFinding
+
+_EXIT_TEXT = {
+    "return": "return early",
+    "raise": "raise",
+    "exit": "exit",
+    "continue": "skip to the next iteration",
+    "break": "leave the loop",
+}
+
+
+def divergence_findings(project: ProjectFacts, *, group_creation: bool) -> Iterator[ProjectFinding]:
+    """Findings for the divergences of group creations, or of the other collectives."""
+    for divergence in project.divergences:
+        leaf = divergence.leaf
+        if (leaf.kind is CallKind.GROUP_CREATION) != group_creation:
+            continue
+        hop = leaf.chain[0]
+        yield ProjectFinding(hop.path, hop.site, _message(divergence), leaf.chain)
+
+
+def _message(divergence: Divergence) -> str:
+    subject = _subject(divergence.leaf)
+    condition = divergence.condition
+    false = " is false" if divergence.when_false else ""
+    kind = divergence.kind
+    if kind is DivergenceKind.RANK_ONLY_FUNCTION:
+        return (
+            f"{subject} runs only on the rank that `{condition}` selects; the other ranks "
+            f"never call it and hang in their next collective"
+        )
+    if kind is DivergenceKind.LOOP_TRIP_COUNT:
+        return (
+            f"{subject} runs in a loop whose trip count depends on the rank (`{condition}`); "
+            f"ranks that iterate fewer times hang in it; make the trip count the same on every "
+            f"rank"
+        )
+    if kind is DivergenceKind.MISMATCH:
+        assert divergence.other is not None
+        return (
+            f"ranks where `{condition}`{false} call {subject} here, the others call "
+            f"{_describe(divergence.other)}: the collectives pair up wrongly or hang; issue the "
+            f"same collectives in the same order on every rank"
+        )
+    if kind is DivergenceKind.SKIPPED_AFTER_EXIT:
+        assert divergence.exit_kind is not None
+        return (
+            f"{subject} is skipped by ranks that {_EXIT_TEXT[divergence.exit_kind]} when "
+            f"`{condition}`{false}; the ranks that reach it hang in it; move the collective "
+            f"before the early exit or make every rank reach it"
+        )
+    return (
+        f"{subject} is reached only when `{condition}`{false}; ranks that skip it hang in their "
+        f"next collective; call it on every rank, outside the rank-dependent branch"
+    )
+
+
+def _subject(leaf: CollectiveLeaf) -> str:
+    if len(leaf.chain) == 1:
+        return _describe(leaf)
+    return f"`{leaf.chain[0].label}` (which reaches {_describe(leaf)}: {{chain}})"
+
+
+def _describe(leaf: CollectiveLeaf) -> str:
+    if leaf.kind is CallKind.GROUP_CREATION:
+        arguments = leaf.group or ""
+        if len(arguments) > 40:
+            arguments = arguments[:37] + "..."
+        return f"`{leaf.op}({arguments})`"
+    if leaf.group is None:
+        return f"`{leaf.op}`"
+    return f"`{leaf.op}` on `{leaf.group}`"

@@ -1,0 +1,82 @@
+"""RNK109 global-root-with-subgroup."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ranklint.analysis.names import dotted_name
+from ranklint.analysis.rank import axes_of_expression
+from ranklint.analysis.summary import find_argument
+from ranklint.findings import Severity
+from ranklint.rules.base import Rule
+
+
+class GlobalRootWithSubgroup(Rule):
+    code = "RNK109"
+    name = "global-root-with-subgroup"
+    severity = Severity.WARNING
+    summary = "An integer src/dst is combined with a subgroup"
+    what = """\
+Reports rooted collectives that pass an integer literal as `src` or `dst`
+together with a group along a parallel axis (`group=dp_group`,
+`group=mesh["tp"].get_group()`, `group=get_data_parallel_group()`).
+"""
+    why = """\
+`src` and `dst` are *global* ranks even when a subgroup is given. `src=0`
+with the second data-parallel group names a rank that is not a member: torch
+raises "rank is not part of group" — or, with a computed value, the wrong
+member silently becomes the root. Since torch 2.6, `group_src`/`group_dst`
+take the rank within the group.
+"""
+    limits = """\
+Only integer literals; computed roots are assumed to be global ranks
+(`dist.get_global_rank(group, 0)`). Groups whose axis cannot be told from
+their name (`group=self.model_update_group`) are not reported: RL trainers
+create such groups outside the default group, where ranks map to themselves.
+"""
+    valid = (
+        """
+        import torch.distributed as dist
+
+
+        def share(t, group):
+            dist.broadcast(t, group_src=0, group=group)
+            dist.broadcast(t, src=dist.get_global_rank(group, 0), group=group)
+            dist.broadcast(t, src=0)
+        """,
+    )
+    invalid = (
+        """
+        import torch.distributed as dist
+
+
+        def share(t, dp_group):
+            dist.broadcast(t, src=0, group=dp_group)  # expect: RNK109
+            dist.gather(t, None, 0, dp_group)  # expect: RNK109
+        """,
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        spec, _ = self.ctx.calls.classify(node)
+        if spec is None or not spec.roots or spec.group is None:
+            return
+        root = spec.roots[0]
+        value = find_argument(node, root)
+        group = find_argument(node, spec.group)
+        if not isinstance(value, cst.Integer) or group is None:
+            return
+        if isinstance(group, cst.Name) and group.value == "None":
+            return
+        if (dotted_name(group) or "").endswith("WORLD"):
+            return
+        if not axes_of_expression(group):
+            # A group of unknown make-up may be a separate process group (an RL
+            # trainer's weight-sync group with vLLM workers) whose ranks map to
+            # themselves; only groups along a parallel axis are surely subgroups.
+            return
+        self.report(
+            value,
+            f"`{root.keyword}={value.value}` is a global rank, but `{spec.short}` runs on a "
+            f"subgroup: it is probably not a member ('rank is not part of group') or not "
+            f"the member meant; use `group_{root.keyword}={value.value}` (torch >= 2.6)",
+        )

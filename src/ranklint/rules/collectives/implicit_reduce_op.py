@@ -1,0 +1,76 @@
+"""RNK106 implicit-reduce-op."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ranklint.analysis.summary import find_argument, has_unpacking
+from ranklint.findings import Severity
+from ranklint.rules.base import Rule
+
+
+class ImplicitReduceOp(Rule):
+    code = "RNK106"
+    name = "implicit-reduce-op"
+    severity = Severity.WARNING
+    summary = "A reduction does not name its reduce op"
+    what = """\
+Reports `all_reduce`, `reduce`, `reduce_scatter`, `reduce_scatter_tensor`,
+`reduce_scatter_single`, `all_reduce_coalesced` and `_reduce_scatter_base`
+(torch.distributed, `distributed_c10d`, `deepspeed.comm`) without an `op`.
+Functional collectives take the op as a required argument and are never
+reported.
+"""
+    why = """\
+The default is `ReduceOp.SUM`. Many wrong-metric and wrong-gradient bugs
+start as a sum that should have been a mean: a loss or accuracy summed over
+ranks looks plausible on 2 GPUs and is 256 times too large on 256. Naming
+the op makes the intent reviewable.
+"""
+    limits = """\
+`ReduceOp.AVG` exists only on NCCL (and some other backends); on gloo, sum
+and divide by the world size.
+"""
+    valid = (
+        """
+        import torch.distributed as dist
+        from torch.distributed import ReduceOp
+
+
+        def mean_loss(loss):
+            dist.all_reduce(loss, op=ReduceOp.AVG)
+            dist.reduce(loss, dst=0, op=ReduceOp.SUM)
+        """,
+        """
+        import torch.distributed._functional_collectives as funcol
+
+
+        def mean_loss(loss, group):
+            # Functional collectives take the op as a required argument.
+            return funcol.all_reduce(loss, "avg", group)
+        """,
+    )
+    invalid = (
+        """
+        import torch.distributed as dist
+
+
+        def mean_loss(loss, shards, out):
+            dist.all_reduce(loss)  # expect: RNK106
+            dist.reduce_scatter_tensor(out, shards)  # expect: RNK106
+            dist.reduce(loss, dst=0)  # expect: RNK106
+        """,
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        spec, _ = self.ctx.calls.classify(node)
+        if spec is None or spec.op is None or has_unpacking(node):
+            return
+        if find_argument(node, spec.op) is not None:
+            return
+        self.report(
+            node,
+            f"`{spec.short}` without `op` sums across ranks (the default, `ReduceOp.SUM`); "
+            f"if a mean is meant this is off by the world size: pass `op=ReduceOp.SUM` or "
+            f"`op=ReduceOp.AVG` explicitly",
+        )

@@ -1,0 +1,95 @@
+"""RNK103 missing-root."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ranklint.analysis.summary import find_argument, has_unpacking
+from ranklint.findings import Severity
+from ranklint.rules.base import Rule
+
+
+class MissingRoot(Rule):
+    code = "RNK103"
+    name = "missing-root"
+    severity = Severity.WARNING
+    summary = "A rooted collective does not say which rank is the root"
+    what = """\
+Reports `broadcast`, `broadcast_object_list`, `scatter` and
+`scatter_object_list` without `src`/`group_src`, and `gather`,
+`gather_object` and `reduce` without `dst`/`group_dst` (also through
+`torch.distributed.distributed_c10d` and `deepspeed.comm`). Calls that pass
+`*args` or `**kwargs` are not reported: the root may be among them.
+"""
+    why = """\
+The root decides whose data everyone receives (or who receives everyone's).
+Leaving it implicit hides a decision that must be the same on every rank.
+In torch 2.13, `broadcast(t)`, `scatter`, `gather` and `reduce` without a
+root raise at run time — on the cluster, after the job was scheduled — while
+`broadcast_object_list(objs)`, `scatter_object_list`, and `gather_object`
+silently use global rank 0, which is wrong (and not a member) for most
+subgroups.
+"""
+    limits = """\
+Only the catalog's torch.distributed APIs and their DeepSpeed mirrors;
+accelerate's `broadcast(tensor, from_process=0)` has a documented default and
+is not reported.
+"""
+    valid = (
+        """
+        import torch.distributed as dist
+
+
+        def share(t, objs, group):
+            dist.broadcast(t, src=0)
+            dist.broadcast_object_list(objs, group_src=0, group=group)
+            dist.gather(t, dst=0)
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def share(t, *args, **kwargs):
+            dist.broadcast(t, *args, **kwargs)
+        """,
+    )
+    invalid = (
+        """
+        import torch.distributed as dist
+
+
+        def share(t, objs, out):
+            dist.broadcast(t)  # expect: RNK103
+            dist.broadcast_object_list(objs)  # expect: RNK103
+            dist.gather_object(objs[0], out)  # expect: RNK103
+            dist.reduce(t, op=dist.ReduceOp.SUM)  # expect: RNK103
+        """,
+        """
+        from torch.distributed import distributed_c10d as c10d
+
+
+        def spread(t, chunks, objs, out):
+            c10d.scatter(t, chunks)  # expect: RNK103
+            c10d.scatter_object_list(out, objs)  # expect: RNK103
+            c10d.gather(t, chunks)  # expect: RNK103
+        """,
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        spec, _ = self.ctx.calls.classify(node)
+        if spec is None or not spec.root_required or has_unpacking(node):
+            return
+        if any(find_argument(node, root) is not None for root in spec.roots):
+            return
+        keyword = spec.roots[0].keyword
+        silent = spec.short in ("broadcast_object_list", "scatter_object_list", "gather_object")
+        consequence = (
+            "torch silently uses global rank 0, which is wrong for a subgroup"
+            if silent
+            else "torch raises at run time, on the cluster"
+        )
+        self.report(
+            node,
+            f"`{spec.short}` without `{keyword}`/`group_{keyword}`: {consequence}; pass the "
+            f"root explicitly (`{keyword}=0`, or `group_{keyword}=0` with a subgroup)",
+        )

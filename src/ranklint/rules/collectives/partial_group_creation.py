@@ -1,0 +1,155 @@
+"""RNK105 partial-group-creation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import libcst as cst
+
+from ranklint.analysis import catalog
+from ranklint.analysis.names import dotted_name
+from ranklint.analysis.project import ProjectFacts
+from ranklint.findings import Severity
+from ranklint.rules.base import ProjectFinding, Rule
+from ranklint.rules.collectives.divergence import divergence_findings
+
+
+class PartialGroupCreation(Rule):
+    code = "RNK105"
+    name = "partial-group-creation"
+    severity = Severity.ERROR
+    project = True
+    summary = "A process group or device mesh is created by only some ranks"
+    what = """\
+Reports `new_group`, `new_subgroups`, `new_subgroups_by_enumeration`,
+`init_device_mesh` and `DeviceMesh(...)` calls that only some ranks reach
+(the same reachability as RNK102: rank-dependent branches, loops, early exits,
+rank-zero-only functions, project helpers called under rank conditions), that
+rank-dependent branches make with different arguments, or whose ranks
+argument depends on the calling rank (`new_group([rank, rank ^ 1])`).
+"""
+    why = """\
+Creating a group is a collective over the default group: every rank must
+call `new_group` for every group, in the same order, with the same ranks —
+also the ranks that will not be members. A rank that skips one, or builds
+only "its own" group, hangs the others in group creation or silently pairs
+group N on one rank with group N+1 on another, so later collectives run on
+the wrong ranks.
+"""
+    limits = """\
+Same as RNK102 for reachability. Ranks arguments built from loop variables
+(`for i in range(n): new_group(range(i * tp, (i + 1) * tp))`) are the correct
+pattern and are not reported; nor is `new_group([dist.get_rank()])`, a
+one-rank group of the caller (a Megatron idiom). `init_process_group` (with
+the process's own `rank=` by design) is initialisation, not a subgroup.
+Creation under `if self.x is None:` is lazy — whichever call comes first
+creates it on every rank — and is not followed through calls.
+"""
+    valid = (
+        """
+        import torch.distributed as dist
+
+
+        def build_groups(world_size, tp):
+            rank = dist.get_rank()
+            mine = None
+            for start in range(0, world_size, tp):
+                ranks = list(range(start, start + tp))
+                group = dist.new_group(ranks)  # every rank creates every group
+                if rank in ranks:
+                    mine = group
+            return mine
+        """,
+        """
+        import os
+
+        import torch.distributed as dist
+
+
+        def setup():
+            # The default group is created with the process's own rank by design.
+            rank = int(os.environ["RANK"])
+            dist.init_process_group("nccl", rank=rank, world_size=8)
+            # A one-rank group of the caller (Megatron's fallback when no group is given).
+            return dist.new_group(ranks=[dist.get_rank()])
+        """,
+        """
+        import torch.distributed as dist
+        from torch.distributed.device_mesh import init_device_mesh
+
+
+        class Rollout:
+            def __init__(self):
+                self.mesh = None
+
+            def start(self):
+                self._ensure_mesh()  # every rank, first
+
+            def _ensure_mesh(self):
+                if self.mesh is None:  # lazily, once per object
+                    self.mesh = init_device_mesh("cpu", (dist.get_world_size(),))
+
+            def resume(self, rank):
+                if rank == 0:
+                    self._ensure_mesh()
+        """,
+    )
+    invalid = (
+        """
+        import torch.distributed as dist
+
+
+        def build_groups(rank):
+            if rank < 4:
+                return dist.new_group([0, 1, 2, 3])  # expect: RNK105
+            return dist.new_group([4, 5, 6, 7])
+
+
+        def pair_group():
+            rank = dist.get_rank()
+            return dist.new_group([rank, rank ^ 1])  # expect: RNK105
+        """,
+        """
+        import torch.distributed as dist
+        from torch.distributed.device_mesh import init_device_mesh
+
+
+        def setup(world_size):
+            if dist.get_rank() == 0:
+                return init_device_mesh("cuda", (world_size,))  # expect: RNK105
+            return None
+        """,
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        spec, _ = self.ctx.calls.classify(node)
+        if spec is None or spec.kind is not catalog.CallKind.GROUP_CREATION:
+            return
+        rank = self.ctx.rank
+        for arg in node.args:
+            if _is_self_group(arg.value):
+                continue
+            taint = rank.taint(arg.value)
+            if taint.rank:
+                self.report(
+                    node,
+                    f"`{spec.short}` gets a ranks argument that depends on the calling rank: "
+                    f"each rank builds a different group, but every rank must create every "
+                    f"group with the same ranks; create all groups in a loop on every rank "
+                    f"and keep the one that contains this rank",
+                )
+                return
+
+    @classmethod
+    def check_project(cls, project: ProjectFacts) -> Iterable[ProjectFinding]:
+        return divergence_findings(project, group_creation=True)
+
+
+def _is_self_group(node: cst.BaseExpression) -> bool:
+    """``[dist.get_rank()]``: a one-rank group of the caller, a known idiom (Megatron)."""
+    return (
+        isinstance(node, cst.List)
+        and len(node.elements) == 1
+        and isinstance(node.elements[0].value, cst.Call)
+        and (dotted_name(node.elements[0].value.func) or "").endswith("get_rank")
+    )

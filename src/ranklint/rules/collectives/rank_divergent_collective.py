@@ -1,0 +1,417 @@
+"""RNK102 rank-divergent-collective."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ranklint.analysis.project import ProjectFacts
+from ranklint.findings import Severity
+from ranklint.rules.base import ProjectFinding, Rule
+from ranklint.rules.collectives.divergence import divergence_findings
+
+
+class RankDivergentCollective(Rule):
+    code = "RNK102"
+    name = "rank-divergent-collective"
+    severity = Severity.ERROR
+    project = True
+    summary = "A collective is reached by only some ranks of its group"
+    what = """\
+Reports a collective (all_reduce, broadcast, barrier, all_gather_object,
+distributed checkpoint save/load, FSDP state-dict gathering, accelerate and
+Lightning wrappers, ...) that only some ranks of its group reach, because of:
+
+- a rank-dependent `if`/`elif`/`else`, conditional expression, or `and`/`or`
+  short circuit (`rank == 0 and dist.barrier()`);
+- a rank-dependent `while` condition, or a loop whose trip count depends on
+  the rank (`for _ in range(rank)`);
+- a rank-dependent early `return`, `sys.exit()`, `continue` or `break`
+  before it;
+- a decorator that runs the function on one rank only (`@rank_zero_only`);
+- a call, under such a condition, to a project function that issues a
+  collective directly or through its callees, in this file or another file
+  of the run. The message and the trace show the call chain
+  (`save_checkpoint() -> dist.barrier() at utils.py:41`).
+
+A value depends on the rank when it comes from `get_rank()`,
+`os.environ["RANK"]` and friends, `mesh.get_local_rank()`,
+`accelerator.is_main_process`, names listed in `rank-names` (`rank`,
+`tp_rank`, `is_main_process`, ...), or a project function that returns one
+(`def is_main(): return dist.get_rank() == 0`).
+
+When both arms of a rank-dependent branch issue the same collectives in the
+same order on the same group, nothing is reported; when they differ, the
+first difference is.
+"""
+    why = """\
+A collective completes only when every member of its group calls it. Ranks
+that skip it go on to their next collective and pair it with the wrong one,
+or wait forever: the job hangs on every accelerator until the collective
+timeout (30 minutes by default with NCCL), with no error pointing at the
+line. When the mismatched collectives happen to have compatible shapes the
+job does not even hang: it silently reduces the wrong tensors.
+"""
+    limits = """\
+Not reported, on purpose: point-to-point operations (`send`, `recv`,
+`isend`, `irecv`, `batch_isend_irecv`) under rank conditions; conditions that
+do not depend on the rank (world size, `is_initialized()`, config values);
+a collective on an explicit group guarded by a membership test (`if rank in
+ranks:`); a condition on one parallel axis (`tp_rank == 0`,
+`is_pipeline_last_stage()`) around a collective on a group of another axis
+(`group=dp_group`, `mesh["dp"].get_group()`), or on a group whose axis cannot
+be told from its name; a helper called with a literal boolean that turns its
+collective off (`log(x, barrier=False)` where the collective is under `if
+barrier:`).
+
+A rank-dependent `raise` is not treated as an early exit: the raising rank
+fails with an error and the launcher stops the job, so there is no silent
+hang. A value that a broadcast, all_reduce or all_gather wrote (its first
+argument) is rank-invariant afterwards. Two branches on the same rank
+condition are judged together: `if rank > 0: barrier()` … `if rank == 0:
+barrier()` is balanced.
+
+Not followed: calls through objects whose class is unknown (`self.engine.
+save()`), through variables holding functions, and rank-dependent arguments
+that a callee then branches on. Call chains across files need all the files
+in one run (the flake8 face sees one file at a time). A file with
+`# ranklint: skip-file` takes no part in the call graph. Exception handlers
+are checked on their own, not as part of the normal sequence.
+"""
+    valid = (
+        """
+        import torch.distributed as dist
+
+
+        def step(loss, rank):
+            dist.all_reduce(loss)  # every rank, outside the branch
+            if rank == 0:
+                print(f"loss {loss.item()}")
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def sync(t):
+            # Both arms issue the same collectives, in the same order.
+            if dist.get_rank() == 0:
+                t.fill_(1.0)
+                dist.broadcast(t, src=0)
+            else:
+                dist.broadcast(t, src=0)
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def exchange(t, rank):
+            # Point-to-point: rank conditions are how it works.
+            if rank == 0:
+                dist.send(t, dst=1)
+            else:
+                dist.recv(t, src=0)
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def maybe_sync(t, world_size, cfg):
+            if world_size > 1 and dist.is_initialized() and cfg.sync:
+                dist.all_reduce(t)
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def subgroup_sum(t, ranks, group):
+            # Every member of `group` takes this branch.
+            if dist.get_rank() in ranks:
+                dist.all_reduce(t, group=group)
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def reduce_grads(t, tp_rank, dp_group, mesh):
+            # A tensor-parallel condition around data-parallel collectives: all
+            # members of the data-parallel group share the same tp_rank.
+            if tp_rank == 0:
+                dist.all_reduce(t, group=dp_group)
+                dist.all_reduce(t, group=mesh["dp"].get_group())
+        """,
+        """
+        import torch.distributed as dist
+
+        if __name__ == "__main__":
+            dist.init_process_group("gloo")
+            dist.barrier()
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def log(msg, barrier=True):
+            if barrier:
+                dist.barrier()
+            print(msg)
+
+
+        def report(rank):
+            if rank == 0:
+                log("done", barrier=False)
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def factorise(weight, lora_rank, matrix_rank):
+            # Names that merely contain "rank" are not the caller's rank.
+            if lora_rank > 8 and matrix_rank:
+                dist.all_reduce(weight)
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def push_weights(model, rank, weight_sync_group):
+            # An RL trainer's weight-sync group: rank 0 and the inference
+            # engines. Its members are exactly the ranks that take the branch;
+            # a group whose axis cannot be told from its name is not judged.
+            if rank == 0:
+                for param in model.parameters():
+                    dist.broadcast(param, src=0, group=weight_sync_group)
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def in_grid(grid):
+            return dist.get_rank() in grid.ranks
+
+
+        def send_activations(t, grid, grid_group):
+            # A project predicate that tests membership of the group's ranks.
+            if in_grid(grid):
+                dist.broadcast(t, src=grid.ranks[0], group=grid_group)
+        """,
+        """
+        import contextlib
+
+        import torch.distributed as dist
+
+
+        @contextlib.contextmanager
+        def main_process_first(rank):
+            # Every rank calls barrier once, rank 0 after the others: balanced.
+            if rank > 0:
+                dist.barrier()
+            yield
+            if rank == 0:
+                dist.barrier()
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def check_inputs(t, rank):
+            # A rank that raises fails loudly; the launcher stops the job.
+            if rank == 0 and t.isnan().any():
+                raise ValueError("NaN input")
+            dist.all_reduce(t)
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def gather_shard(tensor, src, group):
+            shape = tensor.shape if dist.get_rank() == src else None
+            holder = [shape]
+            dist.broadcast_object_list(holder, src=src, group=group)
+            shape = holder[0]  # the same on every rank after the broadcast
+            if shape is None:
+                return None
+            dist.all_reduce(tensor)
+            return tensor
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def aggregate(losses, dp_group, pp_group=None):
+            dist.all_reduce(losses, group=dp_group)
+            if pp_group is not None:
+                dist.broadcast(losses, src=0, group=pp_group)
+
+
+        def evaluate(losses, dp_group, pp_rank, pp_size):
+            # pp_group keeps its default None: the broadcast is not issued, and
+            # the data-parallel all_reduce is orthogonal to the pipeline guard.
+            if pp_rank == pp_size - 1:
+                return aggregate(losses, dp_group)
+            return None
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def log(msg, in_order, rank):
+            # The barrier loop runs when `in_order`, where the rank condition is
+            # false on every rank.
+            if not in_order and rank == 0:
+                print(msg)
+            elif in_order:
+                for _ in range(4):
+                    dist.barrier()
+        """,
+        """
+        import torch.distributed as dist
+        from megatron.core.parallel_state import is_pipeline_first_stage, is_pipeline_last_stage
+
+
+        def generate(logits, pp_group):
+            # True on every rank without pipeline parallelism, on none with it.
+            if not (is_pipeline_first_stage() and is_pipeline_last_stage()):
+                dist.broadcast(logits, src=0, group=pp_group)
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def reduce_embedding_grad(grad, embd_group):
+            # Membership of the group guards a DTensor gather on its own mesh.
+            if dist.get_rank() in dist.get_process_group_ranks(embd_group):
+                full = grad.full_tensor()
+                dist.all_reduce(full, group=embd_group)
+        """,
+    )
+    invalid = (
+        """
+        import torch.distributed as dist
+
+
+        def step(loss):
+            if dist.get_rank() == 0:
+                dist.all_reduce(loss)  # expect: RNK102
+        """,
+        """
+        import os
+
+        import torch.distributed as dist
+
+
+        def sync(t):
+            local_rank = int(os.environ["LOCAL_RANK"])
+            if local_rank != 0:
+                pass
+            elif t.numel() > 0:
+                dist.barrier()  # expect: RNK102
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def sync(t, rank):
+            # The arms issue different collectives.
+            if rank == 0:
+                dist.broadcast(t, src=0)  # expect: RNK102
+            else:
+                dist.all_reduce(t)
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def sync(t, rank):
+            done = dist.barrier() if rank == 0 else None  # expect: RNK102
+            rank == 0 and dist.all_reduce(t)  # expect: RNK102
+            return done
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def drain(t, rank):
+            while rank < 2:
+                dist.all_reduce(t)  # expect: RNK102
+            for _ in range(rank):
+                dist.barrier()  # expect: RNK102
+        """,
+        """
+        import sys
+
+        import torch.distributed as dist
+
+
+        def finish(t, rank, bad):
+            if rank != 0:
+                return
+            dist.barrier()  # expect: RNK102
+
+
+        def check(t, rank):
+            if rank == 0 and t.isnan().any():
+                sys.exit(1)
+            dist.all_reduce(t)  # expect: RNK102
+
+
+        def loop(batches, rank):
+            for batch in batches:
+                if rank == 0:
+                    continue
+                dist.all_reduce(batch)  # expect: RNK102
+
+
+        def drain(batches, rank):
+            for batch in batches:
+                if rank != 0 and batch is None:
+                    break
+                dist.all_reduce(batch)  # expect: RNK102
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def maybe_sync(t, rank):
+            # `or`: the right side runs only where the left side is false.
+            rank != 0 or dist.barrier()  # expect: RNK102
+        """,
+        """
+        import torch.distributed as dist
+        from lightning.pytorch.utilities import rank_zero_only
+
+
+        @rank_zero_only
+        def save(state):
+            dist.barrier()  # expect: RNK102
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def is_main():
+            return dist.get_rank() == 0
+
+
+        def save_checkpoint(state):
+            dist.barrier()
+
+
+        def train(state):
+            if is_main():
+                save_checkpoint(state)  # expect: RNK102
+        """,
+        """
+        from accelerate import Accelerator
+
+        accelerator = Accelerator()
+
+
+        def evaluate(preds):
+            if accelerator.is_main_process:
+                preds = accelerator.gather(preds)  # expect: RNK102
+            return preds
+        """,
+    )
+
+    @classmethod
+    def check_project(cls, project: ProjectFacts) -> Iterable[ProjectFinding]:
+        return divergence_findings(project, group_creation=False)

@@ -1,0 +1,91 @@
+"""RNK202 python-loop-over-tensor."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import ClassVar
+
+from ranklint.analysis.events import CostKind, HostCost
+from ranklint.analysis.project import ProjectFacts
+from ranklint.findings import Severity
+from ranklint.rules.base import ProjectFinding, Rule
+from ranklint.rules.hot_path.hot_costs import Description, hot_cost_findings
+
+
+class PythonLoopOverTensor(Rule):
+    project: ClassVar[bool] = True
+    code = "RNK202"
+    name = "python-loop-over-tensor"
+    severity = Severity.WARNING
+    summary = "Hot code iterates a tensor element by element in Python"
+    what = """\
+Reports, in hot code (see RNK201), Python iteration over a tensor: `for x in t`,
+comprehensions over a tensor, and `for i in range(len(t))` /
+`range(t.shape[0])` / `range(t.size(0))` loops whose body indexes `t[i]`.
+"""
+    why = """\
+Each element is a separate tiny tensor: one kernel launch or host round trip per
+element, and usually a sync when the element is tested or converted. A loop of
+1000 elements per step turns a microsecond of device work into milliseconds of
+host overhead; vectorised tensor operations do the same work in one launch.
+"""
+    limits = """\
+Only tensors known as such (see RNK201) are reported; iterating `.tolist()` is
+reported by RNK201 as a copy. Loops over a tensor's first dimension that do not
+index the tensor by the loop variable are not reported.
+"""
+    valid = (
+        """
+        def train(model, loader, optimizer):
+            for batch in loader:
+                loss = model(batch).mean()
+                loss.backward()
+                optimizer.step()
+                for group in optimizer.param_groups:
+                    group["lr"] *= 0.99
+        """,
+        """
+        import torch
+
+
+        def train_step(model, batch: torch.Tensor):
+            out = model(batch)
+            return out.sum(dim=1)
+        """,
+    )
+    invalid = (
+        """
+        import torch
+
+
+        def train_step(model, batch: torch.Tensor):
+            out = model(batch)
+            scores = [s * 2 for s in out]  # expect: RNK202
+            for row in out:  # expect: RNK202
+                scores.append(row)
+            return scores
+        """,
+        """
+        def train(model, loader, optimizer):
+            for batch in loader:
+                logits = model(batch)
+                loss = logits.mean()
+                loss.backward()
+                optimizer.step()
+                for i in range(logits.shape[0]):  # expect: RNK202
+                    logits[i] = logits[i] * 2
+        """,
+    )
+
+    @classmethod
+    def check_project(cls, project: ProjectFacts) -> Iterable[ProjectFinding]:
+        return hot_cost_findings(project, frozenset({CostKind.TENSOR_LOOP}), _describe)
+
+
+def _describe(cost: HostCost) -> Description:
+    return (
+        f"for ... in {cost.text}",
+        f"the loop over `{cost.text}` runs Python code once per tensor element",
+        "write it as one tensor operation over the whole tensor (broadcasting, "
+        "`torch.where`, `gather`/`scatter`, a reduction)",
+    )

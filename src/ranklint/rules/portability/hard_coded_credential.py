@@ -1,0 +1,158 @@
+"""RNK502 hard-coded-credential."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ranklint.analysis.literals import environ_writes, string_value
+from ranklint.findings import Severity
+from ranklint.rules.portability.string_rules import _StringRule
+
+_SECRET_NAME = re.compile(
+    r"(?i)(?:^|_)(?:token|api_?key|secret(?:_key)?|password|passwd|access_key|auth)$"
+)
+
+_SECRET_KEYWORDS = frozenset(
+    {"token", "api_key", "apikey", "password", "secret", "hf_token", "auth_token", "access_token"}
+)
+
+_TOKEN_PREFIXES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"hf_[A-Za-z0-9]{30,}"), "a Hugging Face token"),
+    (re.compile(r"sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}"), "an API secret key"),
+    (re.compile(r"gh[pousr]_[A-Za-z0-9]{30,}"), "a GitHub token"),
+    (re.compile(r"github_pat_[A-Za-z0-9_]{30,}"), "a GitHub token"),
+    (re.compile(r"xox[abprs]-[A-Za-z0-9\-]{10,}"), "a Slack token"),
+    (re.compile(r"AKIA[0-9A-Z]{16}"), "an AWS access key"),
+    (re.compile(r"glpat-[A-Za-z0-9_\-]{20,}"), "a GitLab token"),
+    (re.compile(r"AIza[0-9A-Za-z_\-]{35}"), "a Google API key"),
+)
+
+_PLACEHOLDER = re.compile(
+    r"(?i)your|xxx|<|\$\{|changeme|dummy|fake|example|placeholder|test|\*\*\*|\.\.\.|none|null"
+)
+
+
+class HardCodedCredential(_StringRule):
+    code = "RNK502"
+    name = "hard-coded-credential"
+    severity = Severity.ERROR
+    summary = "A secret (token, API key, password) is written in code"
+    what = """\
+Reports string literals assigned to names, attributes, keyword arguments or
+environment variables that name a secret (`*_TOKEN`, `*_API_KEY`,
+`*_SECRET`, `*_PASSWORD`, `WANDB_API_KEY`, `HF_TOKEN`, `token=`,
+`api_key=`, ...), and string literals anywhere with a well-known token
+prefix (Hugging Face `hf_`, `sk-` API keys, GitHub, Slack, AWS, GitLab,
+Google). Values that do not look like secrets are not reported: shorter than
+8 characters, placeholders (`"<your-token>"`, `"changeme"`, `"dummy"`),
+variable names (`ENV_TOKEN = "GITHUB_TOKEN"`), text with spaces, or letters
+only. In test files only the prefixed tokens are reported. The message never
+repeats the secret.
+"""
+    why = """\
+A token in code is a token in every clone, fork, wheel, container image and CI
+log of the repository, and in its history after it is deleted. Training
+infrastructure tokens (Hugging Face write tokens, experiment trackers, cloud
+keys) give access to models, data and compute. Read secrets from the
+environment or a secret manager at run time.
+"""
+    limits = """\
+Secrets under names that do not say so, and prefixes other than the listed
+ones, are not recognised. Short values (under 8 characters) are taken for
+placeholders.
+"""
+    valid = (
+        """
+        import os
+
+        HF_TOKEN = os.environ.get("HF_TOKEN")
+        WANDB_API_KEY = ""
+        api_key = "<your-api-key>"
+        """,
+    )
+    invalid = (
+        """
+        import os
+
+        HF_TOKEN = "hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"  # expect: RNK502
+        os.environ["WANDB_API_KEY"] = "3f9a1c0d7e6b5a4f3e2d1c0b"  # expect: RNK502
+
+
+        def login(client):
+            client.connect(password="s3cr3t-passw0rd")  # expect: RNK502
+        """,
+    )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._named(_last_identifier(target.target), node.value)
+        for key, value, _ in environ_writes(node, self.ctx.names.resolve):
+            if value is not None:
+                self._named(key, value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._named(_last_identifier(node.target), node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value.lower() in _SECRET_KEYWORDS:
+                self._named(arg.keyword.value, arg.value, keyword=True)
+        for key, value, _ in environ_writes(node, self.ctx.names.resolve):
+            if value is not None:
+                self._named(key, value)
+
+    def _named(self, name: str | None, value: cst.BaseExpression, *, keyword: bool = False) -> None:
+        if name is None or self.ctx.is_test:
+            return
+        if not keyword and not _SECRET_NAME.search(name):
+            return
+        literal = string_value(value)
+        if literal is None or not _looks_secret(literal):
+            return
+        self._skip.add(id(value))
+        self.report(
+            value,
+            f"`{name}` is given a literal secret: it ships with every copy of this code and "
+            f"stays in the history; read it from the environment or a secret store at run time",
+        )
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if self.skipped(node):
+            return
+        value = string_value(node)
+        if value is None or len(value) > 200:
+            return
+        for pattern, kind in _TOKEN_PREFIXES:
+            if pattern.search(value) and not _PLACEHOLDER.search(value):
+                self._skip.add(id(node))
+                self.report(
+                    node,
+                    f"this string looks like {kind}: a secret in code ships with every copy "
+                    f"and stays in the history; revoke it and read it from the environment",
+                )
+                return
+
+
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+def _looks_secret(value: str) -> bool:
+    """Long enough, no placeholder, not a variable name (``"GITHUB_TOKEN"``), no spaces."""
+    return (
+        len(value) >= 8
+        and not _PLACEHOLDER.search(value)
+        and not _ENV_NAME.fullmatch(value)
+        and not any(character.isspace() for character in value)
+        and any(not character.isalpha() for character in value)
+    )
+
+
+def _last_identifier(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None

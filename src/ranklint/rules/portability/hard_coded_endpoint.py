@@ -1,0 +1,162 @@
+"""RNK501 hard-coded-endpoint."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ranklint.analysis.literals import environ_writes, int_value, string_value
+from ranklint.findings import Severity
+from ranklint.rules.portability.string_rules import _StringRule
+
+_IPV4 = re.compile(r"(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?::\d{1,5})?")
+
+_TCP = re.compile(r"tcp://(?P<host>[^:/\s]+):(?P<port>\d{1,5})/?")
+
+_LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+
+_ENDPOINT_VARIABLES = frozenset({"MASTER_ADDR", "MASTER_PORT"})
+
+# Public resolvers used to find the local address of the outbound route.
+_ROUTE_PROBES = frozenset({"8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1"})
+
+
+class HardCodedEndpoint(_StringRule):
+    code = "RNK501"
+    name = "hard-coded-endpoint"
+    severity = Severity.WARNING
+    summary = "An IP address, `tcp://` init method or master address/port is written in code"
+    what = """\
+Reports string literals that are an IPv4 address (with or without a port;
+`0.0.0.0` and loopback excepted), `tcp://host:port` strings, and literal
+values written to `MASTER_ADDR` / `MASTER_PORT` (`os.environ[...] = ...`,
+`putenv`, `update`). Fallbacks are not reported: `setdefault`, and writes
+under a test of the same variable (`if "MASTER_PORT" not in os.environ:`);
+nor are public resolvers used to probe the outbound route (`8.8.8.8`,
+`1.1.1.1`). As the rendezvous endpoint (`tcp://`,
+`MASTER_ADDR`), loopback (`localhost`, `127.0.0.1`) is fine in files
+matching `test-patterns` and `script-patterns` and reported elsewhere: a
+library that rendezvouses on localhost cannot run on two nodes.
+"""
+    why = """\
+The rendezvous endpoint belongs to the launch, not to the code: a literal
+address works on the machine it was written on and hangs at
+`init_process_group` everywhere else (a different node, a new allocation, a
+second job on the same node fighting over the same port). Launchers
+(`torchrun`, SLURM, Kubernetes operators) set `MASTER_ADDR`/`MASTER_PORT`;
+code should read them (`init_method="env://"`).
+"""
+    limits = """\
+IPv6 addresses other than loopback are not recognised. A string that is
+exactly an address is reported wherever it appears (a default value, a
+comparison).
+"""
+    valid = (
+        """
+        import os
+
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl", init_method="env://")
+        address = os.environ["MASTER_ADDR"]
+        bind = "0.0.0.0"
+        os.environ.setdefault("MASTER_PORT", "29500")
+        if "MASTER_ADDR" not in os.environ:
+            os.environ["MASTER_ADDR"] = "10.0.0.1"
+        """,
+    )
+    invalid = (
+        """
+        import os
+
+        import torch.distributed as dist
+
+
+        def setup(rank, world):
+            os.environ["MASTER_ADDR"] = "10.0.3.17"  # expect: RNK501
+            os.environ["MASTER_PORT"] = "29500"  # expect: RNK501
+            dist.init_process_group(
+                "nccl",
+                init_method="tcp://192.168.1.4:23456",  # expect: RNK501
+                rank=rank,
+                world_size=world,
+            )
+        """,
+    )
+
+    def _loopback_ok(self) -> bool:
+        return self.ctx.is_test or self.ctx.is_script
+
+    def _fallback(self, key: str, where: cst.CSTNode) -> bool:
+        """``setdefault``, or a write under ``if "MASTER_PORT" not in os.environ:``."""
+        if (
+            isinstance(where, cst.Call)
+            and isinstance(where.func, cst.Attribute)
+            and where.func.attr.value == "setdefault"
+        ):
+            return True
+        quoted = (f'"{key}"', f"'{key}'")
+        return any(
+            any(q in self.ctx.module.code_for_node(c.test) for q in quoted)
+            for c in self.ctx.conditions
+        )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._environment(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._environment(node)
+
+    def _environment(self, node: cst.CSTNode) -> None:
+        for key, value, where in environ_writes(node, self.ctx.names.resolve):
+            if key not in _ENDPOINT_VARIABLES or value is None:
+                continue
+            if self._fallback(key, where):
+                self._skip.add(id(value))
+                continue
+            literal = string_value(value)
+            if literal is None and int_value(value) is None:
+                continue
+            self._skip.add(id(value))
+            if key == "MASTER_ADDR" and literal in _LOOPBACK_HOSTS and self._loopback_ok():
+                continue
+            if key == "MASTER_PORT" and self._loopback_ok():
+                continue
+            self.report(
+                value,
+                f"`{key}` is set to a literal: the job rendezvouses at a fixed "
+                f"{'address' if key == 'MASTER_ADDR' else 'port'} that only fits one "
+                f"machine or one job; let the launcher set it and read it from the environment",
+            )
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if self.skipped(node):
+            return
+        value = string_value(node)
+        if value is None or len(value) > 60:
+            return
+        match = _TCP.fullmatch(value)
+        if match is not None:
+            host = match.group("host")
+            if host in _LOOPBACK_HOSTS and self._loopback_ok():
+                return
+            self.report(
+                node,
+                f"`{value}` hard-codes the rendezvous endpoint: it works on one machine only; "
+                f'use `init_method="env://"` with `MASTER_ADDR`/`MASTER_PORT` from the launcher',
+            )
+            return
+        match = _IPV4.fullmatch(value)
+        if match is None or not all(int(part) <= 255 for part in match.groups()):
+            return
+        host = value.split(":", 1)[0]
+        # Loopback counts where it is the rendezvous endpoint (above), not as a
+        # bare constant (a list of local hosts, a bind address).
+        if host == "0.0.0.0" or host.startswith("127.") or host in _ROUTE_PROBES:
+            return
+        self.report(
+            node,
+            f"the IP address `{host}` is written in code: it ties the job to one machine or "
+            f"network; take it from the environment or the launch configuration",
+        )

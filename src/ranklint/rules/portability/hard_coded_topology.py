@@ -1,0 +1,137 @@
+"""RNK504 hard-coded-topology."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from ranklint.analysis.context import FileContext
+from ranklint.analysis.literals import environ_writes, int_value, string_value
+from ranklint.analysis.mesh import MESH_INITIALIZERS
+from ranklint.findings import Severity
+from ranklint.rules.base import PendingFinding, Rule
+
+_TOPOLOGY_KEYWORDS = frozenset(
+    {"nprocs", "nproc_per_node", "num_gpus", "gpus_per_node", "num_processes", "world_size"}
+)
+
+_INIT = frozenset(
+    {
+        "torch.distributed.init_process_group",
+        "torch.distributed.distributed_c10d.init_process_group",
+    }
+)
+
+
+class HardCodedTopology(Rule):
+    code = "RNK504"
+    name = "hard-coded-topology"
+    severity = Severity.WARNING
+    summary = "The job's size or layout is written in code"
+    what = """\
+Reports, in library code (not in files matching `test-patterns` or
+`script-patterns`): literal `rank`/`world_size` arguments to
+`init_process_group` (except on the `"fake"` backend, which simulates a
+job, and for a one-process group, `world_size=1`); literal process or GPU
+counts of 2 or more (`nprocs=`, `nproc_per_node=`, `num_gpus=`, `gpus_per_node=`, `num_processes=`,
+`world_size=` keywords); `CUDA_VISIBLE_DEVICES` set to a literal in code
+(a value computed from the scheduler's assignment is fine); literal mesh
+shapes in `init_device_mesh`.
+"""
+    why = """\
+The same code runs on 8 GPUs today and 512 next week: a literal world size or
+mesh shape makes the job wait forever for ranks that will never come, or
+ignore half the GPUs; `CUDA_VISIBLE_DEVICES` set in code fights with the
+scheduler's own assignment. The launcher knows the topology; the code reads it
+(`dist.get_world_size()`, `WORLD_SIZE`, a config).
+"""
+    limits = """\
+Topology written in a config dict or read from a constant defined elsewhere is
+not reported.
+"""
+    valid = (
+        """
+        import os
+
+        import torch.distributed as dist
+        from torch.distributed.device_mesh import init_device_mesh
+
+        dist.init_process_group("nccl")
+        world = dist.get_world_size()
+        mesh = init_device_mesh("cuda", (world // 2, 2), mesh_dim_names=("dp", "tp"))
+        """,
+    )
+    invalid = (
+        """
+        import os
+
+        import torch.distributed as dist
+        from torch.distributed.device_mesh import init_device_mesh
+
+        os.environ["CUDA_VISIBLE_DEVICES"] = "0,1,2,3"  # expect: RNK504
+        dist.init_process_group("nccl", rank=0, world_size=8)  # expect: RNK504, RNK504
+        mesh = init_device_mesh("cuda", (4, 2), mesh_dim_names=("dp", "tp"))  # expect: RNK504
+        """,
+    )
+
+    def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
+        super().__init__(ctx, sink)
+        self._active = not (ctx.is_test or ctx.is_script)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._visible_devices(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self._active:
+            return
+        self._visible_devices(node)
+        name = self.ctx.names.resolve(node.func)
+        for arg in node.args:
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            value = int_value(arg.value)
+            if value is None or keyword is None:
+                continue
+            if name in _INIT and keyword in ("rank", "world_size"):
+                if node.args and string_value(node.args[0].value) == "fake":
+                    continue  # a simulated job on the fake backend: the literal is the point
+                if _single_process(node):
+                    continue  # a one-process group (tools, controllers): no topology
+                self._report(arg.value, f"`{keyword}={value}` in `init_process_group`")
+            elif keyword in _TOPOLOGY_KEYWORDS and value >= 2:
+                self._report(arg.value, f"`{keyword}={value}`")
+        if name in MESH_INITIALIZERS and len(node.args) > 1:
+            shape = node.args[1]
+            positional = shape.keyword is None or shape.keyword.value == "mesh_shape"
+            if (
+                positional
+                and isinstance(shape.value, (cst.Tuple, cst.List))
+                and all(int_value(e.value) is not None for e in shape.value.elements)
+            ):
+                self._report(shape.value, "a literal mesh shape")
+
+    def _visible_devices(self, node: cst.CSTNode) -> None:
+        if not self._active:
+            return
+        for key, value, _ in environ_writes(node, self.ctx.names.resolve):
+            literal = value is not None and (
+                string_value(value) is not None or int_value(value) is not None
+            )
+            if key == "CUDA_VISIBLE_DEVICES" and literal:
+                self._report(value, "`CUDA_VISIBLE_DEVICES`")
+
+    def _report(self, node: cst.CSTNode, what: str) -> None:
+        self.report(
+            node,
+            f"{what} writes the job's topology into the code: on any other allocation ranks "
+            f"wait for peers that never come or GPUs go unused; read it from the launcher "
+            f"(`dist.get_world_size()`, `WORLD_SIZE`) or the configuration",
+        )
+
+
+def _single_process(node: cst.Call) -> bool:
+    """``init_process_group(..., world_size=1)``: a group of one process."""
+    return any(
+        arg.keyword is not None and arg.keyword.value == "world_size" and int_value(arg.value) == 1
+        for arg in node.args
+    )

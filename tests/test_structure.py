@@ -1,0 +1,247 @@
+"""The layer picture holds in the code: imports point down, facts never know the rules."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from ranklint import Config
+from ranklint.cache import config_fingerprint
+from ranklint.config import declared_options
+from ranklint.engine import Linter
+from ranklint.rules import all_rules
+
+from .conftest import REPO_ROOT
+
+PACKAGE = REPO_ROOT / "src" / "ranklint"
+# Modules longer than this hold several rooms; data tables are the exception.
+_LONGEST_MODULE = 620
+_DATA_TABLES = frozenset({"analysis/catalog.py"})
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, package: str) -> set[str]:
+    """Modules of ranklint that ``path`` imports (at any level, TYPE_CHECKING included)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return {name for name in found if name == "ranklint" or name.startswith("ranklint.")}
+
+
+def import_graph() -> dict[str, set[str]]:
+    files = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        graph[name] = {target for target in _imports(path, package) if target in files} - {name}
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == 1:
+                return [*stack[stack.index(target) :], target]
+            if target not in state:
+                found = visit(target)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_import_graph_of_the_package_has_no_cycle() -> None:
+    graph = import_graph()
+
+    assert _cycle(graph) is None
+
+
+def test_cycle_detector_finds_a_planted_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}
+
+    assert _cycle(graph) == ["a", "b", "c", "a"]
+
+
+@pytest.mark.parametrize(
+    ("lower", "higher"),
+    [
+        ("ranklint.analysis", "ranklint.rules"),
+        ("ranklint.analysis", "ranklint.engine"),
+        ("ranklint.analysis", "ranklint.config"),
+        ("ranklint.rules", "ranklint.engine"),
+        ("ranklint.config", "ranklint.rules"),
+        ("ranklint.engine", "ranklint.faces"),
+        ("ranklint.engine", "ranklint.api"),
+    ],
+)
+def test_lower_layer_never_imports_a_higher_one(lower: str, higher: str) -> None:
+    graph = import_graph()
+
+    offending = sorted(
+        (module, target)
+        for module, targets in graph.items()
+        if module == lower or module.startswith(lower + ".")
+        for target in targets
+        if target == higher or target.startswith(higher + ".")
+    )
+
+    assert offending == []
+
+
+def test_analysis_holds_no_rule_code() -> None:
+    code = re.compile(r"RNK\d{3}")
+
+    mentions = [
+        f"{path.relative_to(PACKAGE)}:{number}"
+        for path in sorted((PACKAGE / "analysis").rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if code.search(line)
+    ]
+
+    assert mentions == []
+
+
+def test_every_module_is_short_enough_to_navigate() -> None:
+    long = [
+        f"{path.relative_to(PACKAGE)}: {count} lines"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (count := len(path.read_text(encoding="utf-8").splitlines())) > _LONGEST_MODULE
+        and path.relative_to(PACKAGE).as_posix() not in _DATA_TABLES
+    ]
+
+    assert long == []
+
+
+def test_every_rule_lives_in_a_module_of_its_own_named_after_it() -> None:
+    misplaced = [
+        f"{rule.code}: {rule.__module__}"
+        for rule in all_rules()
+        if rule.__module__.rsplit(".", 1)[-1] != rule.name.replace("-", "_")
+    ]
+
+    assert misplaced == []
+
+
+_SUMMARY_PROBE = """
+import torch
+import torch.distributed as dist
+from torch.distributed.device_mesh import init_device_mesh
+
+mesh = init_device_mesh("cuda", (2, 4), mesh_dim_names=("dp", "tp"))
+
+
+def train(model, loader, optimizer, rank):
+    for batch in loader:
+        loss = model(batch).mean()
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+        if rank == 0:
+            dist.barrier()
+        tp = mesh["tp"]
+        scale = torch.ones(3)
+
+
+async def fetch():
+    return 1
+
+
+def caller():
+    fetch()
+"""
+
+
+def _summary_under(select: tuple[str, ...]) -> object:
+    result = Linter(Config(select=select)).lint_source(_SUMMARY_PROBE, "probe.py")
+    assert result.errors == []
+    return result.summary
+
+
+def test_file_summary_is_the_same_whatever_rules_are_selected() -> None:
+    every_rule = _summary_under(("ALL",))
+    one_rule = _summary_under(("RNK301",))
+
+    assert every_rule is not None
+    assert one_rule == every_rule
+
+
+def test_summary_records_costs_mesh_and_collectives_of_the_probe() -> None:
+    summary = _summary_under(("RNK301",))
+
+    assert summary is not None
+    assert summary.mesh_names == frozenset({"dp", "tp"})  # type: ignore[attr-defined]
+    assert [name for _, name in summary.mesh_uses] == ["tp"]  # type: ignore[attr-defined]
+    events = summary.functions["train"].events  # type: ignore[attr-defined]
+    assert events, "the train loop was summarised"
+
+
+def _changed_value(default: object, example: object) -> object:
+    if isinstance(default, bool):
+        return not default
+    return example
+
+
+@pytest.mark.parametrize("declared", declared_options(), ids=lambda d: d.key)
+def test_changing_any_option_changes_the_cache_fingerprint(declared) -> None:
+    base = Config()
+    changed = dataclasses.replace(
+        base, **{declared.name: _changed_value(declared.default, declared.spec.kind.example)}
+    )
+
+    assert config_fingerprint(changed) != config_fingerprint(base)
+
+
+def test_every_option_reader_names_a_rule_or_an_analysis() -> None:
+    codes = {rule.code for rule in all_rules()}
+    analyses = {"rank-taint", "hot regions", "call classifier"}
+
+    unknown = [
+        (declared.key, reader)
+        for declared in declared_options()
+        for reader in declared.spec.readers
+        if reader not in codes and reader not in analyses
+    ]
+
+    assert unknown == []
+
+
+def test_every_extend_option_extends_a_declared_option() -> None:
+    names = {declared.name for declared in declared_options()}
+
+    dangling = [
+        declared.key
+        for declared in declared_options()
+        if declared.spec.extends is not None and declared.spec.extends not in names
+    ]
+
+    assert dangling == []
