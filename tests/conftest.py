@@ -39,8 +39,23 @@ def findings_of(source: str, *, select: tuple[str, ...] | None = None) -> list[F
     return result.findings
 
 
-def codes_by_line(source: str, *, select: tuple[str, ...] | None = None) -> list[tuple[int, str]]:
-    return [(f.line, f.code) for f in findings_of(source, select=select)]
+def codes_by_line(
+    source: str,
+    path: str = "snippet.py",
+    config: Config | None = None,
+    *,
+    select: tuple[str, ...] | None = None,
+    only: tuple[str, ...] | None = None,
+) -> list[tuple[int, str]]:
+    """(line, code) of each finding in a dedented snippet (a leading newline dropped).
+
+    ``config`` (default: ``Config(select=select)``); ``only``: keep these codes.
+    Fails the test on internal errors.
+    """
+    config = config if config is not None else Config(select=select)
+    result = lint_source(textwrap.dedent(source).lstrip("\n"), path, config)
+    assert result.errors == []
+    return [(f.line, f.code) for f in result.findings if only is None or f.code in only]
 
 
 @dataclass

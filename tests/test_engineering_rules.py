@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from ranklint import Config, lint_paths, lint_source
 from ranklint.config import ConfigError, config_from_table
-from tests.conftest import write
-
-
-def codes(source: str, path: str, config: Config | None = None) -> list[tuple[int, str]]:
-    result = lint_source(textwrap.dedent(source).lstrip("\n"), path, config or Config())
-    assert result.errors == []
-    return [(f.line, f.code) for f in result.findings]
-
+from tests.conftest import codes_by_line, write
 
 TEST_CODE = """
 import torch
@@ -28,32 +20,32 @@ def test_close(a, b):
 
 
 def test_test_rules_apply_to_test_files_only() -> None:
-    assert codes(TEST_CODE, "tests/test_model.py") == [(5, "RNK601")]
-    assert codes(TEST_CODE, "src/pkg/model_test.py") == [(5, "RNK601")]
-    assert codes(TEST_CODE, "src/pkg/model.py") == []
+    assert codes_by_line(TEST_CODE, "tests/test_model.py") == [(5, "RNK601")]
+    assert codes_by_line(TEST_CODE, "src/pkg/model_test.py") == [(5, "RNK601")]
+    assert codes_by_line(TEST_CODE, "src/pkg/model.py") == []
 
 
 def test_test_patterns_config_decides_what_is_a_test_file() -> None:
     config = Config(test_patterns=("checks/",))
 
-    assert codes(TEST_CODE, "checks/model.py", config) == [(5, "RNK601")]
-    assert codes(TEST_CODE, "tests/test_model.py", config) == []
+    assert codes_by_line(TEST_CODE, "checks/model.py", config) == [(5, "RNK601")]
+    assert codes_by_line(TEST_CODE, "tests/test_model.py", config) == []
 
 
 def test_heavy_import_is_fine_in_scripts_tests_and_the_package_itself() -> None:
     source = "import deepspeed\n"
 
-    assert codes(source, "src/trainer/engine.py") == [(1, "RNK302")]
-    assert codes(source, "scripts/launch.py") == []
-    assert codes(source, "tests/test_engine.py") == []
-    assert codes(source, "deepspeed/runtime/engine.py") == []
+    assert codes_by_line(source, "src/trainer/engine.py") == [(1, "RNK302")]
+    assert codes_by_line(source, "scripts/launch.py") == []
+    assert codes_by_line(source, "tests/test_engine.py") == []
+    assert codes_by_line(source, "deepspeed/runtime/engine.py") == []
 
 
 def test_extend_heavy_modules_adds_to_the_defaults() -> None:
     source = "import wandb\nimport lightning\n"
     config = Config(extend_heavy_modules=("lightning",))
 
-    assert codes(source, "pkg/log.py", config) == [(1, "RNK302"), (2, "RNK302")]
+    assert codes_by_line(source, "pkg/log.py", config) == [(1, "RNK302"), (2, "RNK302")]
 
 
 def test_loopback_endpoint_is_fine_in_tests_and_reported_in_library_code() -> None:
@@ -63,8 +55,8 @@ def test_loopback_endpoint_is_fine_in_tests_and_reported_in_library_code() -> No
     os.environ["MASTER_ADDR"] = "localhost"
     """
 
-    assert codes(source, "tests/test_launch.py") == []
-    assert codes(source, "pkg/launch.py") == [(3, "RNK501")]
+    assert codes_by_line(source, "tests/test_launch.py") == []
+    assert codes_by_line(source, "pkg/launch.py") == [(3, "RNK501")]
 
 
 def test_credential_message_never_contains_the_secret() -> None:
@@ -78,8 +70,8 @@ def test_credential_message_never_contains_the_secret() -> None:
 def test_debug_flags_are_fine_in_tests() -> None:
     source = 'import os\nos.environ["NCCL_DEBUG"] = "INFO"\n'
 
-    assert codes(source, "tests/test_nccl.py") == []
-    assert codes(source, "pkg/setup.py") == [(2, "RNK505")]
+    assert codes_by_line(source, "tests/test_nccl.py") == []
+    assert codes_by_line(source, "pkg/setup.py") == [(2, "RNK505")]
 
 
 def test_unmarked_distributed_test_is_fine_with_a_module_pytestmark_or_a_skip_in_the_body() -> None:
@@ -104,8 +96,8 @@ def test_unmarked_distributed_test_is_fine_with_a_module_pytestmark_or_a_skip_in
         torch.ones(1).cuda()
     """
 
-    assert codes(marked, "tests/test_gpu.py") == []
-    assert codes(skipping, "tests/test_gpu.py") == []
+    assert codes_by_line(marked, "tests/test_gpu.py") == []
+    assert codes_by_line(skipping, "tests/test_gpu.py") == []
 
 
 # -- project-wide ------------------------------------------------------------------
@@ -168,7 +160,7 @@ def test_mesh_dimension_declared_in_another_module_is_known(tmp_path: Path) -> N
 def test_mesh_indexing_is_not_judged_when_the_run_builds_no_mesh() -> None:
     source = 'def shard(mesh):\n    return mesh["anything"]\n'
 
-    assert codes(source, "pkg/model.py") == []
+    assert codes_by_line(source, "pkg/model.py") == []
 
 
 # -- configuration -----------------------------------------------------------------
@@ -200,8 +192,8 @@ def test_blocking_functions_config_reports_project_functions_in_async_code() -> 
     """
     config = Config(blocking_functions=("pkg.io.fetch_weights",))
 
-    assert codes(source, "pkg/rollout.py") == []
-    assert codes(source, "pkg/rollout.py", config) == [(5, "RNK401")]
+    assert codes_by_line(source, "pkg/rollout.py") == []
+    assert codes_by_line(source, "pkg/rollout.py", config) == [(5, "RNK401")]
 
 
 def test_url_routes_that_look_like_mount_points_are_not_machine_paths() -> None:
@@ -211,4 +203,4 @@ def test_url_routes_that_look_like_mount_points_are_not_machine_paths() -> None:
         return "/data/<shard_id>"
     """
 
-    assert codes(source, "pkg/server.py") == []
+    assert codes_by_line(source, "pkg/server.py") == []

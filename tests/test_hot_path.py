@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from ranklint import Config, lint_paths, lint_source
+from ranklint import Config, lint_paths
 from ranklint.config import ConfigError, config_from_table
 from ranklint.findings import Finding
-from tests.conftest import write
+from tests.conftest import codes_by_line, write
 
 HOT = ("RNK201", "RNK202", "RNK203")
-
-
-def hot_findings(source: str, config: Config | None = None) -> list[tuple[int, str]]:
-    result = lint_source(textwrap.dedent(source).lstrip("\n"), "snippet.py", config or Config())
-    assert result.errors == []
-    return [(f.line, f.code) for f in result.findings if f.code in HOT]
 
 
 PERIODIC = """
@@ -33,13 +26,13 @@ def train(model, loader, optimizer):
 
 
 def test_periodic_sync_is_allowed_by_default() -> None:
-    assert hot_findings(PERIODIC) == []
+    assert codes_by_line(PERIODIC, only=HOT) == []
 
 
 def test_periodic_sync_is_reported_when_allow_periodic_sync_is_false() -> None:
     config = Config(allow_periodic_sync=False)
 
-    assert hot_findings(PERIODIC, config) == [(7, "RNK201")]
+    assert codes_by_line(PERIODIC, config=config, only=HOT) == [(7, "RNK201")]
 
 
 def test_sync_under_a_condition_that_names_logging_or_evaluation_is_periodic() -> None:
@@ -55,7 +48,7 @@ def test_sync_under_a_condition_that_names_logging_or_evaluation_is_periodic() -
                 print(loss.item())
     """
 
-    assert hot_findings(source) == []
+    assert codes_by_line(source, only=HOT) == []
 
 
 def test_condition_on_log_probabilities_is_not_taken_for_periodic_logging() -> None:
@@ -69,7 +62,7 @@ def test_condition_on_log_probabilities_is_not_taken_for_periodic_logging() -> N
                 print(loss.item())
     """
 
-    assert hot_findings(source) == [(7, "RNK201")]
+    assert codes_by_line(source, only=HOT) == [(7, "RNK201")]
 
 
 def test_per_epoch_code_around_a_step_loop_is_not_hot() -> None:
@@ -84,7 +77,7 @@ def test_per_epoch_code_around_a_step_loop_is_not_hot() -> None:
             print(f"epoch {epoch} loss {loss.item()}")
     """
 
-    assert hot_findings(source) == [(7, "RNK201")]
+    assert codes_by_line(source, only=HOT) == [(7, "RNK201")]
 
 
 def test_sync_after_the_training_loop_is_not_reported() -> None:
@@ -98,7 +91,7 @@ def test_sync_after_the_training_loop_is_not_reported() -> None:
         return float(loss)
     """
 
-    assert hot_findings(source) == []
+    assert codes_by_line(source, only=HOT) == []
 
 
 def test_loop_without_step_markers_is_not_hot() -> None:
@@ -110,7 +103,7 @@ def test_loop_without_step_markers_is_not_hot() -> None:
         return out
     """
 
-    assert hot_findings(source) == []
+    assert codes_by_line(source, only=HOT) == []
 
 
 def test_python_numbers_and_shapes_in_a_step_loop_are_not_reported() -> None:
@@ -132,7 +125,7 @@ def test_python_numbers_and_shapes_in_a_step_loop_are_not_reported() -> None:
             value = float(host.sum())
     """
 
-    assert hot_findings(source) == []
+    assert codes_by_line(source, only=HOT) == []
 
 
 def test_reassigned_python_number_is_no_longer_a_tensor() -> None:
@@ -146,7 +139,7 @@ def test_reassigned_python_number_is_no_longer_a_tensor() -> None:
             print(f"{loss:.3f}")
     """
 
-    assert hot_findings(source) == [(6, "RNK201")]
+    assert codes_by_line(source, only=HOT) == [(6, "RNK201")]
 
 
 def test_step_through_a_helper_makes_the_calling_loop_hot() -> None:
@@ -164,7 +157,7 @@ def test_step_through_a_helper_makes_the_calling_loop_hot() -> None:
             print(loss.item())
     """
 
-    assert hot_findings(source) == [(11, "RNK201")]
+    assert codes_by_line(source, only=HOT) == [(11, "RNK201")]
 
 
 def test_a_function_with_its_own_step_loop_does_not_make_its_callers_loop_hot() -> None:
@@ -183,7 +176,7 @@ def test_a_function_with_its_own_step_loop_does_not_make_its_callers_loop_hot() 
             print(f"epoch {epoch} loss {loss.item()}")
     """
 
-    assert hot_findings(source) == []
+    assert codes_by_line(source, only=HOT) == []
 
 
 def test_hot_functions_config_replaces_the_default_names() -> None:
@@ -196,9 +189,9 @@ def test_hot_functions_config_replaces_the_default_names() -> None:
         return loss.item()
     """
 
-    default = hot_findings(source)
-    custom = hot_findings(source, Config(hot_functions=("my_update",)))
-    extended = hot_findings(source, Config(extend_hot_functions=("my_*",)))
+    default = codes_by_line(source, only=HOT)
+    custom = codes_by_line(source, config=Config(hot_functions=("my_update",)), only=HOT)
+    extended = codes_by_line(source, config=Config(extend_hot_functions=("my_*",)), only=HOT)
 
     assert default == [(6, "RNK201")]
     assert custom == [(2, "RNK201")]
@@ -216,7 +209,7 @@ def test_forward_of_a_plain_class_is_not_hot() -> None:
         return x.item()
     """
 
-    assert hot_findings(source) == []
+    assert codes_by_line(source, only=HOT) == []
 
 
 def test_forward_of_a_subclass_of_a_project_module_is_hot() -> None:
@@ -233,7 +226,7 @@ def test_forward_of_a_subclass_of_a_project_module_is_hot() -> None:
             return x.item()
     """
 
-    assert hot_findings(source) == [(10, "RNK201")]
+    assert codes_by_line(source, only=HOT) == [(10, "RNK201")]
 
 
 def test_sync_in_an_exception_handler_is_not_reported() -> None:
@@ -247,7 +240,7 @@ def test_sync_in_an_exception_handler_is_not_reported() -> None:
         return loss
     """
 
-    assert hot_findings(source) == []
+    assert codes_by_line(source, only=HOT) == []
 
 
 def test_rest_of_loop_after_periodic_continue_is_not_hot() -> None:
@@ -262,7 +255,7 @@ def test_rest_of_loop_after_periodic_continue_is_not_hot() -> None:
             print(loss.item())
     """
 
-    assert hot_findings(source) == []
+    assert codes_by_line(source, only=HOT) == []
 
 
 def test_suppression_comment_on_the_sync_line_silences_the_finding() -> None:
@@ -271,7 +264,7 @@ def test_suppression_comment_on_the_sync_line_silences_the_finding() -> None:
         return loss.item()  # noqa: RNK201
     """
 
-    assert hot_findings(source) == []
+    assert codes_by_line(source, only=HOT) == []
 
 
 def test_chained_copy_is_reported_once() -> None:
@@ -280,7 +273,7 @@ def test_chained_copy_is_reported_once() -> None:
         return x.detach().cpu().numpy().tolist()
     """
 
-    assert hot_findings(source) == [(2, "RNK201")]
+    assert codes_by_line(source, only=HOT) == [(2, "RNK201")]
 
 
 def test_implicit_device_factory_is_opt_in() -> None:
@@ -292,8 +285,10 @@ def test_implicit_device_factory_is_opt_in() -> None:
         return batch + torch.zeros(4)
     """
 
-    assert hot_findings(source) == []
-    assert hot_findings(source, Config(extend_select=("RNK203",))) == [(5, "RNK203")]
+    assert codes_by_line(source, only=HOT) == []
+    assert codes_by_line(source, config=Config(extend_select=("RNK203",)), only=HOT) == [
+        (5, "RNK203")
+    ]
 
 
 # -- across files --------------------------------------------------------------

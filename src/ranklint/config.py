@@ -184,16 +184,19 @@ class Config:
 
     # -- common ------------------------------------------------------------
     select: tuple[str, ...] | None = option(
-        None, CODES, 'codes or prefixes to enable, replacing the default set (`"ALL"` for all)'
+        None, CODES, 'codes or prefixes to enable, replacing the default set (`"ALL"`: every rule)'
     )
     extend_select: tuple[str, ...] = option((), CODES, "codes or prefixes to enable on top")
     ignore: tuple[str, ...] = option((), CODES, "codes or prefixes to disable")
     per_file_ignores: Mapping[str, tuple[str, ...]] = option(
-        {}, CODE_TABLE, "gitignore-style pattern -> codes to disable in matching files"
+        {}, CODE_TABLE, 'codes disabled in files matching a pattern, e.g. `"tests/**" = ["RNK101"]`'
     )
     # -- rare ----------------------------------------------------------------
     exclude: tuple[str, ...] = option(
-        DEFAULT_EXCLUDE, PATTERNS, "patterns never walked into (replaces the defaults)"
+        DEFAULT_EXCLUDE,
+        PATTERNS,
+        "never walked into (VCS folders, virtual environments, `build`, `dist`, caches); replaces "
+        "the defaults",
     )
     extend_exclude: tuple[str, ...] = option(
         (), PATTERNS, "patterns excluded on top of `exclude`", extends="exclude"
@@ -201,42 +204,49 @@ class Config:
     rank_names: tuple[str, ...] = option(
         DEFAULT_RANK_NAMES,
         GLOBS,
-        "names whose value is the caller's rank or a predicate on it (replaces the defaults)",
+        "names (variables, attributes, called functions) whose value is the caller's rank or a "
+        "predicate on it; replaces the defaults",
         ("rank-taint",),
         setting=compile_name_patterns,
     )
     extend_rank_names: tuple[str, ...] = option(
-        (), GLOBS, "patterns added to `rank-names`", extends="rank_names"
+        (), GLOBS, 'added to `rank-names`, e.g. `["leader_*", "is_driver"]`', extends="rank_names"
     )
     extra_collectives: tuple[str, ...] = option(
         (),
         WRAPPERS,
-        "project wrappers that issue a collective: `pkg.comm.all_reduce_mean`, or "
-        "`Class.method` (matches `.method(...)` calls)",
+        "project wrappers that issue a collective: `pkg.comm.all_reduce_mean` (a function, "
+        "through any import) or `Engine.sync` (`.sync(...)` calls on any object)",
         ("call classifier",),
         setting=compile_extra_collectives,
     )
     hot_functions: tuple[str, ...] = option(
         DEFAULT_HOT_FUNCTIONS,
         GLOBS,
-        "names of functions that run once per step (replaces the defaults)",
+        "names of functions that run once per step (their whole body, and what they call, is "
+        "hot); replaces the defaults",
         ("hot regions", "RNK201", "RNK202", "RNK203"),
         setting=compile_name_patterns,
     )
     extend_hot_functions: tuple[str, ...] = option(
-        (), GLOBS, "patterns added to `hot-functions`", extends="hot_functions"
+        (),
+        GLOBS,
+        'added to `hot-functions`, e.g. `["update_policy", "*_microbatch"]`',
+        extends="hot_functions",
     )
     allow_periodic_sync: bool = option(
         True,
         BOOLEAN,
-        "code under `if step % N == 0:` is not hot (a deliberate, amortised sync)",
+        "code under `if step % N == 0:` (and after `if step % N: continue`) is not hot: a "
+        "deliberate sync once per log interval; `false` reports it too",
         ("hot regions", "RNK201", "RNK202", "RNK203"),
         setting=bool,
     )
     test_patterns: tuple[str, ...] = option(
         DEFAULT_TEST_PATTERNS,
         PATTERNS,
-        "test files: RNK6xx apply there, several RNK3xx/RNK5xx rules do not",
+        "test files: RNK6xx apply there only; RNK302, RNK303, RNK502 (by name), RNK504 and RNK505 "
+        "do not, RNK501 allows loopback",
         (
             *("RNK302", "RNK303", "RNK501", "RNK502", "RNK504", "RNK505"),
             *("RNK601", "RNK602", "RNK603", "RNK604"),
@@ -245,14 +255,14 @@ class Config:
     script_patterns: tuple[str, ...] = option(
         DEFAULT_SCRIPT_PATTERNS,
         PATTERNS,
-        "scripts, examples and CLI entry modules (`print`, literal topologies and loopback "
-        "endpoints are fine there)",
+        "scripts, examples and CLI entry modules: RNK302, RNK303 and RNK504 do not apply, "
+        "RNK501 allows loopback",
         ("RNK302", "RNK303", "RNK501", "RNK504"),
     )
     heavy_modules: tuple[str, ...] = option(
         DEFAULT_HEAVY_MODULES,
         IDENTIFIERS,
-        "top-level modules too heavy or optional to import at module level in library code",
+        "top-level modules not to import at module level in library code; replaces the defaults",
         ("RNK302",),
         setting=frozenset,
     )
@@ -262,7 +272,7 @@ class Config:
     blocking_functions: tuple[str, ...] = option(
         (),
         FUNCTIONS,
-        "qualified names of project functions that block",
+        "project functions that block, reported when called inside `async def`",
         ("RNK401",),
         setting=frozenset,
     )
@@ -276,7 +286,7 @@ class Config:
     mesh_axes: tuple[str, ...] = option(
         DEFAULT_MESH_AXES,
         IDENTIFIERS,
-        "the declared DeviceMesh dimension names",
+        "the DeviceMesh dimension names the project uses; replaces the defaults",
         ("RNK507",),
         setting=frozenset,
     )
@@ -286,7 +296,7 @@ class Config:
     distributed_markers: tuple[str, ...] = option(
         DEFAULT_DISTRIBUTED_MARKERS,
         IDENTIFIERS,
-        "pytest markers that mark a test distributed or accelerator-bound",
+        "pytest markers that mark a test as distributed or accelerator-bound",
         ("RNK603",),
         setting=frozenset,
     )

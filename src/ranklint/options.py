@@ -191,7 +191,7 @@ def options_table(options: Iterable[DeclaredOption]) -> str:
     for declared in options:
         rows.append(
             f"| `{declared.key}` | {declared.spec.kind.label} | {_default_text(declared)} | "
-            f"{declared.spec.doc} | {', '.join(declared.spec.readers) or '-'} |"
+            f"{declared.spec.doc} | {_readers(declared)} |"
         )
     return "\n".join(rows)
 
@@ -207,3 +207,9 @@ def _default_text(declared: DeclaredOption) -> str:
     if isinstance(default, tuple):
         return ", ".join(f"`{item}`" for item in default)
     return f"`{default}`"
+
+
+def _readers(declared: DeclaredOption) -> str:
+    if declared.spec.extends is not None:
+        return f"as `{declared.spec.extends.replace('_', '-')}`"
+    return ", ".join(declared.spec.readers) or "-"
