@@ -1,6 +1,6 @@
 """The speed benchmark: ranklint against the libcst parse floor and peer linters.
 
-    python bench/run.py [--full] [--repeat N] [--skip-peers] [--out FILE]
+    python bench/run.py [--full] [--repeat N] [--skip-peers] [--baseline-python PY] [--out FILE]
 
 Builds a corpus offline from the installed torch package (``torch/distributed``,
 ``torch/nn``, ``torch/optim``; ``--full``: all of torch) plus this repository's
@@ -17,6 +17,11 @@ can be touched. Then times whole processes, side by side in one run, each
    own under ``.cache/bench``: it pins libcst < 1.6), flake8 with its default
    checks (its own environment too, so that no plugin runs), ruff with its
    defaults.
+
+With ``--baseline-python PY`` (the interpreter of another ranklint checkout,
+for example one made with ``git worktree add ../base HEAD~1``), rows 2-4 are
+also timed with that ranklint in the same rounds, and the ratios new / baseline
+are printed: a change's cost measured side by side, not against an old table.
 
 Prints a Markdown table (seconds, files/s, peak memory of the largest
 process) and the ratios the performance targets are stated in. No timing is
@@ -118,6 +123,11 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-peers", action="store_true")
     parser.add_argument("--out", type=Path, help="also write the Markdown report here")
+    parser.add_argument(
+        "--baseline-python",
+        type=Path,
+        help="interpreter of another ranklint checkout, timed side by side",
+    )
     args = parser.parse_args()
 
     corpus, files = build_corpus(args.full)
@@ -144,6 +154,34 @@ def main() -> int:
         ("ruff check (defaults)", [sys.executable, "-m", "ruff", "check", "--isolated",
                                    "--no-cache", "--exit-zero", "--quiet", "."], len(files)),
     ]  # fmt: skip
+    warm_up = [[*ranklint, "--cache-dir", str(cache), "."]]
+    if args.baseline_python is not None:
+        base = [
+            str(args.baseline_python),
+            "-m",
+            "ranklint",
+            "check",
+            "--exit-zero",
+            "--select",
+            "ALL",
+        ]
+        base_cache = WORK / "cache-baseline"
+        shutil.rmtree(base_cache, ignore_errors=True)
+        commands += [
+            ("baseline --no-cache -j 1", [*base, "--no-cache", "-j", "1", "."], len(files)),
+            (
+                f"baseline --no-cache -j {cores}",
+                [*base, "--no-cache", "-j", str(cores), "."],
+                len(files),
+            ),
+            ("baseline warm cache", [*base, "--cache-dir", str(base_cache), "."], len(files)),
+            (
+                "baseline warm, 1 touched file",
+                [*base, "--cache-dir", str(base_cache), str(touched.relative_to(corpus))],
+                1,
+            ),
+        ]
+        warm_up.append([*base, "--cache-dir", str(base_cache), "."])
     if not args.skip_peers:
         torchfix = peer_python("torchfix")
         if torchfix is not None:
@@ -159,13 +197,17 @@ def main() -> int:
             )  # fmt: skip
 
     rows = {name: Row(name, files=count) for name, _, count in commands}
-    # Warm the cache once (not timed) so that "warm" rows measure a warm cache.
-    subprocess.run([*ranklint, "--cache-dir", str(cache), "."], cwd=corpus, capture_output=True)
+    # Warm the caches once (not timed) so that "warm" rows measure a warm cache.
+    for command in warm_up:
+        subprocess.run(command, cwd=corpus, capture_output=True)
     try:
         for round_index in range(args.repeat):
             for name, command, _ in commands:
                 if name.endswith("touched file"):
-                    touched.write_bytes(original + f"\n# touched {round_index}\n".encode())
+                    # Content no earlier row has seen (a baseline's warm row would
+                    # otherwise cache this round's touch before its touched row).
+                    touch = f"\n# touched {round_index} {name}\n"
+                    touched.write_bytes(original + touch.encode())
                 result = measure(command, corpus)
                 row = rows[name]
                 row.seconds.append(float(result["seconds"]))  # type: ignore[arg-type]
@@ -210,6 +252,16 @@ def render(rows: dict[str, Row], nfiles: int, args: argparse.Namespace, cores: i
         ("cold -j 1 / warm (target >= 20)", single / warm),
         ("one touched file, seconds (target < 1)", rows["ranklint warm, 1 touched file"].median),
     ]
+    for new, old in (
+        ("ranklint --no-cache -j 1", "baseline --no-cache -j 1"),
+        (f"ranklint --no-cache -j {cores}", f"baseline --no-cache -j {cores}"),
+        ("ranklint warm cache", "baseline warm cache"),
+        ("ranklint warm, 1 touched file", "baseline warm, 1 touched file"),
+    ):
+        if rows.get(old) is not None and rows[old].seconds:
+            ratios.append(
+                (f"{new} / baseline (regression if > 1.05)", rows[new].median / rows[old].median)
+            )
     torchfix = rows.get("TorchFix 0.7.0 (--select ALL)")
     if torchfix is not None and torchfix.seconds:
         ratios.append(("TorchFix / ranklint -j 1 (target >= 2)", torchfix.median / single))

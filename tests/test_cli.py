@@ -113,7 +113,7 @@ def test_jobs_below_one_is_a_usage_error(run_cli, project: Path) -> None:
 def test_internal_error_exits_2_and_keeps_other_findings(
     run_cli, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ranklint.rules.imports import WildcardImport
+    from ranklint.rules.imports.wildcard_import import WildcardImport
 
     def boom(self: object, node: object) -> None:
         raise KeyError("bug")

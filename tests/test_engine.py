@@ -12,7 +12,7 @@ import pytest
 from ranklint import Config, lint_paths, lint_source
 from ranklint.analysis.context import FileContext
 from ranklint.engine.walker import Walker
-from ranklint.rules.imports import WildcardImport
+from ranklint.rules.imports.wildcard_import import WildcardImport
 from tests.conftest import REPO_ROOT, write
 
 BAD_IMPORT = "import torch.distributed as dist\ndist.init_process_group('gloo')\n"

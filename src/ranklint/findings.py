@@ -38,7 +38,6 @@ class Finding:
     end_line: int
     end_col: int
     trace: tuple[TraceStep, ...] = field(default=())
-    fix: None = None
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         """Deterministic output order: path, line, column, code (then message)."""

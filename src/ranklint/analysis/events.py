@@ -44,8 +44,9 @@ class Site:
     """A place in a file: module-level statement index and an ordinal within it.
 
     A positive ordinal counts calls in walk order (the n-th call of the
-    statement); a negative one counts hot-path candidates (:class:`HotUse`) that
-    the enabled rules recorded in the statement, also in walk order.
+    statement); a negative one counts the other nodes the fact recorders named
+    in the statement (:class:`HostCost` candidates, mesh indexing), also in
+    walk order.
     """
 
     top: int

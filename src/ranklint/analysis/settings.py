@@ -42,19 +42,12 @@ def compile_name_patterns(patterns: Sequence[str]) -> NamePatterns:
 
 
 class AnalysisSettings:
-    """Compiled option values by attribute name; see the module docstring."""
+    """Compiled option values as attributes; see the module docstring."""
 
     def __init__(self, values: Mapping[str, object]) -> None:
-        self._values = dict(values)
+        # Plain instance attributes: read on every call node of every file.
+        self.__dict__.update(values)
 
     def __getattr__(self, name: str) -> Any:
-        try:
-            return self.__dict__["_values"][name]
-        except KeyError:
-            raise AttributeError(f"no analysis setting {name!r}") from None
-
-    def __getstate__(self) -> dict[str, object]:
-        return self._values
-
-    def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__["_values"] = state
+        # Only reached for names that are not settings.
+        raise AttributeError(f"no analysis setting {name!r}")

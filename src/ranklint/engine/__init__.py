@@ -29,7 +29,7 @@ from ranklint.positions import NEWLINE, resolve_positions
 from ranklint.results import FileResult, span_of
 from ranklint.rules import PendingFinding, Rule, rule_by_code
 from ranklint.rules.base import ProjectFinding
-from ranklint.rules.framework import ParseError
+from ranklint.rules.framework.parse_error import ParseError
 from ranklint.source import SourceError, decode_source, parse_source
 from ranklint.suppressions import NO_SUPPRESSIONS, parse_suppressions
 

@@ -51,7 +51,8 @@ _TRIVIA_FIELDS = frozenset(
 )
 _CHILD_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
 
-Handler = tuple[NodeVisitor, Callable[[cst.CSTNode], object]]
+# (the visitor's key in failed_rules, how errors name it, the bound handler)
+Handler = tuple[str, str, Callable[[cst.CSTNode], object]]
 
 
 _NODE, _SEQUENCE, _OTHER = "node", "sequence", "other"
@@ -99,10 +100,14 @@ class Walker:
         self._visit: dict[type[cst.CSTNode], list[Handler]] = {}
         self._leave: dict[type[cst.CSTNode], list[Handler]] = {}
         for visitor in visitors:
+            where = getattr(visitor, "where", type(visitor).__name__)
+            key = getattr(visitor, "code", where)
             for node_type, method in visitor.handlers_on_visit.items():
-                self._visit.setdefault(node_type, []).append((visitor, getattr(visitor, method)))
+                handler = (key, where, getattr(visitor, method))
+                self._visit.setdefault(node_type, []).append(handler)
             for node_type, method in visitor.handlers_on_leave.items():
-                self._leave.setdefault(node_type, []).append((visitor, getattr(visitor, method)))
+                handler = (key, where, getattr(visitor, method))
+                self._leave.setdefault(node_type, []).append(handler)
         self._special: dict[type[cst.CSTNode], Callable[[cst.CSTNode], None]] = {
             cst.Module: self._module,
             cst.SimpleStatementLine: self._simple_statement_line,
@@ -174,9 +179,7 @@ class Walker:
                 self.walk(node)
 
     def _dispatch(self, handlers: list[Handler], node: cst.CSTNode) -> None:
-        for visitor, method in handlers:
-            where = getattr(visitor, "where", type(visitor).__name__)
-            key = getattr(visitor, "code", where)
+        for key, where, method in handlers:
             if key in self.failed_rules:
                 continue
             try:

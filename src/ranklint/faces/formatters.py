@@ -46,6 +46,7 @@ def _json_finding(f: Finding) -> dict[str, object]:
             {"filename": s.path, "row": s.line, "column": s.col, "message": s.message}
             for s in f.trace
         ],
+        # Kept in the schema (as ruff's JSON has it); no rule offers fixes yet.
         "fix": None,
         "url": docs_url(f.code),
     }

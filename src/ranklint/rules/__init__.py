@@ -1,20 +1,32 @@
-"""All rules, one module per rule in family packages. Importing this package registers them."""
+"""All rules, one module per rule in family packages (``rules/<family>/<rule_name>.py``).
+
+Importing this package imports every module of every family package below it,
+which registers their rules (:class:`~ranklint.rules.base.Rule` subclasses
+register themselves): adding a rule is adding its module.
+"""
 
 from __future__ import annotations
 
-from ranklint.rules import (
-    asynchronous,
-    collectives,
-    framework,
-    hot_path,
-    imports,
-    portability,
-    testsuite,
-)
+import importlib
+import pkgutil
+
 from ranklint.rules.base import PendingFinding, ProjectFinding, Rule, registered_rules
 
-# The family packages above register their rules on import; keep the names referenced.
-RULE_FAMILIES = (framework, collectives, hot_path, imports, asynchronous, portability, testsuite)
+
+def _import_rule_modules() -> tuple[str, ...]:
+    """Import every module under the family packages; their names, sorted."""
+    found: list[str] = []
+    for family in sorted(pkgutil.iter_modules(__path__, prefix=f"{__name__}."), key=str):
+        if not family.ispkg:
+            continue
+        package = importlib.import_module(family.name)
+        for module in pkgutil.iter_modules(package.__path__, prefix=f"{family.name}."):
+            importlib.import_module(module.name)
+            found.append(module.name)
+    return tuple(sorted(found))
+
+
+RULE_MODULES = _import_rule_modules()
 
 
 def all_rules() -> list[type[Rule]]:
@@ -30,7 +42,7 @@ def rule_by_code(code: str) -> type[Rule] | None:
 
 
 __all__ = [
-    "RULE_FAMILIES",
+    "RULE_MODULES",
     "PendingFinding",
     "ProjectFinding",
     "Rule",

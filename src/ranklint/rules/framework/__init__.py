@@ -1,7 +1,5 @@
-"""Framework rules (RNK0xx): problems with the file itself."""
+"""Framework rules (RNK0xx): problems with the file itself.
 
-from __future__ import annotations
-
-from ranklint.rules.framework.parse_error import ParseError
-
-__all__ = ["ParseError"]
+One module per rule; :mod:`ranklint.rules` imports them all (a new module is
+registered without touching this file).
+"""
