@@ -8,12 +8,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import libcst as cst
 from libcst.metadata import CodeRange
 
 from ranklint.analysis.events import ModuleSummary, Site
-from ranklint.findings import Finding, InternalError
+from ranklint.findings import Finding, InternalError, Severity, TraceStep
+
+
+class RuleMetadata(Protocol):
+    """What a finding takes from its rule."""
+
+    code: str
+    name: str
+    severity: Severity
 
 
 @dataclass
@@ -56,3 +65,21 @@ class FileResult:
     summary: ModuleSummary | None = None
     # Positions of call sites located for project findings (kept in the cache).
     located: dict[Site, Span] = field(default_factory=dict)
+
+
+def finding_at(
+    rule: RuleMetadata, message: str, path: str, span: Span, trace: tuple[TraceStep, ...] = ()
+) -> Finding:
+    """The finding of ``rule`` with ``message`` at ``span`` of ``path``."""
+    return Finding(
+        code=rule.code,
+        name=rule.name,
+        severity=rule.severity,
+        message=message,
+        path=path,
+        line=span.line,
+        col=span.col,
+        end_line=span.end_line,
+        end_col=span.end_col,
+        trace=trace,
+    )

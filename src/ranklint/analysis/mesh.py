@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ranklint.analysis.literals import string_value
-from ranklint.analysis.names import dotted_name
+from ranklint.analysis.names import NameTable, dotted_name
 from ranklint.analysis.visitor import NodeVisitor
 
 # `init_device_mesh`: builds a mesh from a shape (and `mesh_dim_names`).
@@ -46,6 +46,18 @@ def literal_names(names_node: cst.BaseExpression) -> list[str | None]:
     return [None]
 
 
+def mesh_declaration(
+    node: cst.Call, names: NameTable
+) -> tuple[cst.BaseExpression, list[str | None]] | None:
+    """(``mesh_dim_names`` argument, its literal names) of a mesh construction, else None."""
+    if names.resolve(node.func) not in MESH_CONSTRUCTORS:
+        return None
+    names_node = mesh_dim_names(node)
+    if names_node is None:
+        return None
+    return names_node, literal_names(names_node)
+
+
 class MeshRecorder(NodeVisitor):
     """Records the mesh declarations and uses of one file into its facts."""
 
@@ -59,12 +71,10 @@ class MeshRecorder(NodeVisitor):
             if flat is not None:
                 facts.mesh_names.add(flat)
             return
-        if self.ctx.names.resolve(func) not in MESH_CONSTRUCTORS:
+        declaration = mesh_declaration(node, self.ctx.names)
+        if declaration is None:
             return
-        names_node = mesh_dim_names(node)
-        if names_node is None:
-            return
-        names = literal_names(names_node)
+        names = declaration[1]
         if None in names:
             facts.mesh_dynamic = True
             return

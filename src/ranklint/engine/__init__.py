@@ -26,7 +26,7 @@ from ranklint.engine.threads import deep_recursion, run_with_large_stack
 from ranklint.engine.walker import Walker
 from ranklint.findings import Finding, InternalError
 from ranklint.positions import NEWLINE, resolve_positions
-from ranklint.results import FileResult, span_of
+from ranklint.results import FileResult, finding_at, span_of
 from ranklint.rules import PendingFinding, Rule, rule_by_code
 from ranklint.rules.base import ProjectFinding
 from ranklint.rules.framework.parse_error import ParseError
@@ -175,20 +175,7 @@ class Linter:
             span = span_of(positions, item.node, item.statement)
             if suppressions.suppresses(item.rule.code, span.lines):
                 continue
-            result.findings.append(
-                Finding(
-                    code=item.rule.code,
-                    name=item.rule.name,
-                    severity=item.rule.severity,
-                    message=item.message,
-                    path=path,
-                    line=span.line,
-                    col=span.col,
-                    end_line=span.end_line,
-                    end_col=span.end_col,
-                    trace=item.trace,
-                )
-            )
+            result.findings.append(finding_at(item.rule, item.message, path, span, item.trace))
         result.findings.sort(key=Finding.sort_key)
         return result
 

@@ -17,7 +17,7 @@ from ranklint.analysis.events import Site
 from ranklint.analysis.summary import PlacedNode
 from ranklint.analysis.visitor import NodeVisitor
 from ranklint.findings import Finding, TraceStep
-from ranklint.results import Span
+from ranklint.results import Span, finding_at
 from ranklint.rules.base import ProjectFinding, Rule
 
 
@@ -74,15 +74,4 @@ def project_finding(
             )
             for index, (hop, span) in enumerate(zip(finding.chain, spans, strict=True))
         )
-    return Finding(
-        code=rule.code,
-        name=rule.name,
-        severity=rule.severity,
-        message=message,
-        path=finding.path,
-        line=first.line,
-        col=first.col,
-        end_line=first.end_line,
-        end_col=first.end_col,
-        trace=trace,
-    )
+    return finding_at(rule, message, finding.path, first, trace)

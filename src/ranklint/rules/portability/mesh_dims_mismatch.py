@@ -9,7 +9,7 @@ import libcst as cst
 
 from ranklint.analysis.callgraph import Hop
 from ranklint.analysis.literals import int_value
-from ranklint.analysis.mesh import MESH_CONSTRUCTORS, literal_names, mesh_dim_names
+from ranklint.analysis.mesh import mesh_declaration
 from ranklint.analysis.project import ProjectFacts
 from ranklint.findings import Severity
 from ranklint.rules.base import ProjectFinding, Rule
@@ -95,12 +95,10 @@ Undeclared-name checks need a mesh construction somewhere in the run.
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.ctx.names.resolve(node.func) not in MESH_CONSTRUCTORS:
+        declaration = mesh_declaration(node, self.ctx.names)
+        if declaration is None:
             return
-        names_node = mesh_dim_names(node)
-        if names_node is None:
-            return
-        names = literal_names(names_node)
+        names_node, names = declaration
         if None in names:
             return
         axes = self.ctx.settings.mesh_axes
