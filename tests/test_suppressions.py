@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ranklint.suppressions import parse_suppressions
 from tests.conftest import codes_by_line
 
 IMPORT = "import torch.distributed as dist\n"
@@ -83,3 +84,40 @@ def test_file_with_comments_that_are_not_suppressions_reports_normally() -> None
     source = f"# ranklint is great\n{IMPORT}dist.init_process_group()  # noqa-like text\n"
 
     assert codes_by_line(source) == [(3, "RNK101")]
+
+
+def test_noqa_elsewhere_in_the_file_does_not_skip_the_whole_file() -> None:
+    source = f"{IMPORT}x = 1  # noqa\ndist.init_process_group()\n"
+
+    assert codes_by_line(source) == [(3, "RNK101")]
+    assert parse_suppressions(source).skip_file is False
+
+
+@pytest.mark.parametrize(
+    ("comment", "expected"),
+    [
+        ("# noqa: RNK101  # ranklint: ignore[RNK102]", frozenset({"RNK101", "RNK102"})),
+        ("# ranklint: ignore[RNK102]  # noqa: RNK101", frozenset({"RNK101", "RNK102"})),
+        ("# noqa  # ranklint: ignore[RNK102]", None),
+        ("# noqa: RNK102  # ranklint: ignore", None),
+    ],
+)
+def test_two_suppressions_in_one_comment_combine_their_codes(
+    comment: str, expected: frozenset[str] | None
+) -> None:
+    suppressions = parse_suppressions(f"x = 1\ny = 2  {comment}\n")
+
+    assert suppressions.by_line == {2: expected}
+    assert suppressions.suppresses("RNK102", [2])
+    assert suppressions.suppresses("RNK101", [2])
+    assert not suppressions.suppresses("RNK101", [1])
+
+
+def test_comments_are_still_found_when_the_tokenizer_rejects_the_source() -> None:
+    # An unterminated triple-quoted string: tokenize raises, lines are scanned instead.
+    source = 'a = "#"\nb = 1  # noqa: RNK101  # ranklint: ignore[RNK102]\nc = 2\nd = """\n'
+
+    suppressions = parse_suppressions(source)
+
+    assert suppressions.by_line == {2: frozenset({"RNK101", "RNK102"})}
+    assert not suppressions.skip_file

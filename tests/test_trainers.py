@@ -181,3 +181,39 @@ def test_static_findings_on_the_trainers_equal_their_markers() -> None:
     marks = {name: found for name, found in trainer_runs.findings_by_file().items() if found}
 
     assert trainer_runs.static_findings() == marks
+
+
+_RENDEZVOUS = (
+    "ValueError: Error initializing torch.distributed using env:// rendezvous: "
+    "environment variable RANK expected, but not set"
+)
+
+
+def _traceback(*frames: tuple[str, str], last: str) -> str:
+    lines = ["Traceback (most recent call last):"]
+    lines += [f'  File "{path}", line 3, in {where}' for path, where in frames]
+    return "\n".join([*lines, last]) + "\n"
+
+
+def test_import_error_outcome_needs_the_rendezvous_error_raised_by_an_imported_module() -> None:
+    program = str(TRAINERS / "fsdp2_import_time_group.py")
+    helper = str(TRAINERS / "dist_env.py")
+    torch_init = "/site-packages/torch/distributed/distributed_c10d.py"
+
+    through_import = _traceback(
+        (program, "<module>"), (helper, "<module>"), (torch_init, "init_process_group"),
+        last=_RENDEZVOUS,
+    )  # fmt: skip
+    in_a_function = _traceback(
+        (program, "<module>"), (program, "main"), (torch_init, "init_process_group"),
+        last=_RENDEZVOUS,
+    )  # fmt: skip
+    other_error = _traceback(
+        (program, "<module>"), (helper, "<module>"),
+        last="ImportError: cannot import name 'WORLD' from 'dist_env'",
+    )  # fmt: skip
+
+    assert trainer_runs.import_time_rendezvous_failure(through_import)
+    assert not trainer_runs.import_time_rendezvous_failure(in_a_function)
+    assert not trainer_runs.import_time_rendezvous_failure(other_error)
+    assert not trainer_runs.import_time_rendezvous_failure("no traceback at all\n")

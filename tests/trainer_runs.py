@@ -148,7 +148,7 @@ def observed(result: Run) -> str:
     """How a gloo run ended: completes, collective-mismatch, timeout, import-error, error."""
     outcome = result.outcome
     if outcome is None:
-        return "import-error" if "Error" in result.output else "error"
+        return "import-error" if import_time_rendezvous_failure(result.output) else "error"
     if outcome["status"] == "ok":
         return "completes"
     errors = " ".join(rank.get("error", "") for rank in outcome.get("ranks", []))
@@ -159,6 +159,30 @@ def observed(result: Run) -> str:
     ):
         return "timeout"
     return "error"
+
+
+# The last line of a traceback: `ValueError: Error initializing torch.distributed ...`.
+_EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*): (?P<message>.*)$", re.MULTILINE)
+# A frame that runs a module's top level, i.e. an import.
+_MODULE_FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line \d+, in <module>$', re.MULTILINE)
+
+
+def import_time_rendezvous_failure(output: str) -> bool:
+    """The process died importing a module whose top level joins the process group.
+
+    The traceback's last exception is torch's env:// rendezvous ``ValueError`` (no
+    ``RANK``/``MASTER_ADDR`` outside a launched job), and a frame of the traceback runs
+    the top level (``<module>``) of a fixture module other than the program itself.
+    A crash of any other type or place is an ``error``, not the predicted outcome.
+    """
+    exceptions = list(_EXCEPTION_LINE.finditer(output))
+    if not exceptions:
+        return False
+    last = exceptions[-1]
+    if last["type"] != "ValueError" or "torch.distributed using env://" not in last["message"]:
+        return False
+    module_frames = [Path(m["file"]) for m in _MODULE_FRAME.finditer(output)]
+    return any(frame.parent == TRAINERS for frame in module_frames[1:])
 
 
 def rank_results(result: Run) -> list[dict[str, Any]]:

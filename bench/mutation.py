@@ -1,0 +1,248 @@
+"""Mutation testing of ranklint with mutmut 3, one module group at a time.
+
+    pip install -e '.[test,mutation]'
+    python bench/mutation.py --list                 # the groups and their tests
+    python bench/mutation.py suppressions positions # mutate and test these groups
+    python bench/mutation.py --report               # scores of every group run so far
+
+Each group (a few modules of ``src/ranklint``) runs in a working copy of its own
+under ``.cache/mutation/<group>/`` (git-ignored): the repository's ``src``,
+``tests``, ``fixtures``, ``docs``, ``bench`` and ``README.md``, with a
+``pyproject.toml`` whose ``[tool.mutmut]`` mutates only that group's modules
+(``only_mutate``) and selects only the test files that exercise them
+(``pytest_add_cli_args_test_selection``; mutmut then runs, per mutant, only the
+selected tests that reach the mutated function). mutmut keeps its results in
+that copy, so an interrupted run resumes where it stopped; delete the folder to
+start a group afresh (``--fresh``). Tests marked ``slow`` or ``distributed``
+are not run (they start processes that do not see the mutants).
+
+Skipped everywhere: ``analysis/catalog.py`` (a data table, pinned by
+``tests/test_catalog.py`` and the rule examples), ``_version.py`` and
+``__main__.py``. Message text is not skipped: a mutant of a message is killed
+by the fixtures' and examples' exact messages, or survives where a message is
+not pinned, which is worth knowing. Equivalent mutants are marked in the source
+with ``# pragma: no mutate`` and a reason (docs/testing.md lists them).
+
+The score of a group is killed / (killed + survived + timeouts + suspicious);
+mutants with no test reaching them count as survivors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+WORK = REPO / ".cache" / "mutation"
+_COPIED = ("src", "tests", "fixtures", "docs", "bench", "README.md", ".pre-commit-hooks.yaml")
+
+# group -> (modules to mutate, relative to src/ranklint; test files that exercise them)
+GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "suppressions": (("suppressions.py",), ("tests/test_suppressions.py",)),
+    "positions": (("positions.py",), ("tests/test_positions.py",)),
+    "discovery": (("discovery.py",), ("tests/test_discovery.py",)),
+    "config": (
+        ("config.py", "options.py", "registry.py"),
+        ("tests/test_config.py", "tests/test_config_errors.py", "tests/test_structure.py"),
+    ),
+    "cache": (("cache.py", "results.py"), ("tests/test_cache.py",)),
+    "source": (("source.py",), ("tests/test_engine.py", "tests/test_adversarial.py")),
+    "engine": (
+        ("engine/__init__.py", "engine/walker.py", "engine/locate.py", "engine/threads.py"),
+        ("tests/test_engine.py", "tests/test_project.py", "tests/test_rule_examples.py"),
+    ),
+    "faces": (
+        ("faces/cli.py", "faces/formatters.py", "faces/flake8_plugin.py", "api.py", "docs.py"),
+        ("tests/test_cli.py", "tests/test_flake8_plugin.py", "tests/test_docs.py"),
+    ),
+    "names": (("analysis/names.py", "analysis/literals.py"), ("tests/test_names.py",)),
+    "rank": (("analysis/rank.py", "analysis/guards.py"), ("tests/test_rank_taint.py",)),
+    "facts": (
+        (
+            "analysis/events.py",
+            "analysis/summary.py",
+            "analysis/classify.py",
+            "analysis/callgraph.py",
+            "analysis/collectives.py",
+            "analysis/project.py",
+        ),
+        ("tests/test_project.py", "tests/test_rule_examples.py", "tests/test_fixtures.py"),
+    ),
+    "hot": (
+        (
+            "analysis/hot_markers.py",
+            "analysis/hot_regions.py",
+            "analysis/host_costs.py",
+            "analysis/tensors.py",
+            "analysis/mesh.py",
+        ),
+        ("tests/test_hot_path.py", "tests/test_rule_examples.py"),
+    ),
+    "rules": (
+        ("rules/*",),
+        (
+            "tests/test_rule_examples.py",
+            "tests/test_engineering_rules.py",
+            "tests/test_rnk101_import_time.py",
+        ),
+    ),
+}
+_ALWAYS_SKIPPED = (
+    "src/ranklint/analysis/catalog.py",
+    "src/ranklint/_version.py",
+    "src/ranklint/__main__.py",
+)
+# Log calls: their text is for people reading a debug log, not behaviour.
+_SKIPPED_LINES = (r"logger\.(debug|info|warning|error|exception)\(",)
+_KILLED = {1, 3}
+_SURVIVED = {0, 5, 33}  # 5 and 33: no test reached the mutant
+_NOT_COUNTED = {None, 2, 34, 37}  # not run yet, interrupted, skipped, type check
+
+
+def _toml_list(items: tuple[str, ...] | list[str]) -> str:
+    return "[" + ", ".join(json.dumps(item) for item in items) + "]"
+
+
+def prepare(group: str, *, fresh: bool) -> Path:
+    """The group's working copy, made (or refreshed from the repository) for a run."""
+    modules, tests = GROUPS[group]
+    work = WORK / group
+    if fresh:
+        shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True, exist_ok=True)
+    for name in _COPIED:
+        source = REPO / name
+        target = work / name
+        if source.is_dir():
+            shutil.copytree(
+                source,
+                target,
+                dirs_exist_ok=True,
+                ignore=shutil.ignore_patterns("__pycache__", ".ranklint_cache", "trainer-out"),
+            )
+        elif source.is_file():
+            shutil.copy2(source, target)
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    head, _, rest = pyproject.partition("[tool.mutmut]")
+    tail = rest[rest.index("\n[", 1) :] if "\n[" in rest[1:] else ""
+    section = "\n".join(
+        [
+            "[tool.mutmut]",
+            'source_paths = ["src/ranklint"]',
+            f"only_mutate = {_toml_list([f'src/ranklint/{m}' for m in modules])}",
+            f"do_not_mutate = {_toml_list(list(_ALWAYS_SKIPPED))}",
+            f"do_not_mutate_patterns = {_toml_list(list(_SKIPPED_LINES))}",
+            'also_copy = ["fixtures/", "docs/", "README.md", ".pre-commit-hooks.yaml", "bench/"]',
+            'pytest_add_cli_args = ["-m", "not slow and not distributed", "-q", "-x"]',
+            f"pytest_add_cli_args_test_selection = {_toml_list(tests)}",
+            "",
+        ]
+    )
+    (work / "pyproject.toml").write_text(head + section + tail, encoding="utf-8")
+    return work
+
+
+def run(group: str, *, fresh: bool, max_children: int) -> int:
+    work = prepare(group, fresh=fresh)
+    started = time.perf_counter()
+    mutmut = Path(sys.executable).parent / "mutmut"
+    done = subprocess.run(
+        [str(mutmut), "run", "--max-children", str(max_children)],
+        cwd=work,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        print(f"{group}: mutmut exited {done.returncode}: {done.stderr[-600:]}", file=sys.stderr)
+    print(f"{group}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return done.returncode
+
+
+def scores(group: str) -> tuple[dict[str, Counter[str]], list[str]]:
+    """Outcome counts per mutated file, and the names of the surviving mutants."""
+    per_file: dict[str, Counter[str]] = {}
+    survivors: list[str] = []
+    root = WORK / group / "mutants"
+    for meta in sorted(root.rglob("*.py.meta")):
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        relative = meta.relative_to(root).as_posix().removesuffix(".meta")
+        counts = per_file.setdefault(relative, Counter())
+        for name, code in data.get("exit_code_by_key", {}).items():
+            if code in _KILLED:
+                counts["killed"] += 1
+            elif code in _SURVIVED:
+                counts["survived"] += 1
+                survivors.append(name)
+            elif code in _NOT_COUNTED:
+                counts["not run"] += 1
+            else:
+                counts["timeout or suspicious"] += 1
+    return per_file, survivors
+
+
+def report(groups: list[str]) -> str:
+    lines = [
+        "| module | killed | survived | timeout/suspicious | not run | score |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    total: Counter[str] = Counter()
+    for group in groups:
+        per_file, _ = scores(group)
+        for path, counts in per_file.items():
+            if not sum(counts.values()):
+                continue
+            total += counts
+            lines.append(_row(path, counts))
+    lines.append(_row("**all**", total))
+    return "\n".join(lines)
+
+
+def _row(name: str, counts: Counter[str]) -> str:
+    counted = counts["killed"] + counts["survived"] + counts["timeout or suspicious"]
+    score = f"{100 * counts['killed'] / counted:.0f}%" if counted else "-"
+    return (
+        f"| {name} | {counts['killed']} | {counts['survived']} | "
+        f"{counts['timeout or suspicious']} | {counts['not run']} | {score} |"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("groups", nargs="*", metavar="GROUP", help=", ".join(GROUPS))
+    parser.add_argument("--list", action="store_true", help="print the groups and their tests")
+    parser.add_argument("--report", action="store_true", help="print the scores so far")
+    parser.add_argument("--survivors", action="store_true", help="also list surviving mutants")
+    parser.add_argument("--fresh", action="store_true", help="discard earlier results first")
+    parser.add_argument("--max-children", type=int, default=2)
+    args = parser.parse_args()
+    if args.list:
+        for group, (modules, tests) in GROUPS.items():
+            print(f"{group}: {', '.join(modules)}  <-  {', '.join(tests)}")
+        return 0
+    unknown = [group for group in args.groups if group not in GROUPS]
+    if unknown:
+        parser.error(f"unknown group(s) {', '.join(unknown)}; see --list")
+    code = 0
+    for group in args.groups:
+        code = max(code, run(group, fresh=args.fresh, max_children=args.max_children))
+    done = [g for g in GROUPS if (WORK / g / "mutants").is_dir()]
+    if args.report or args.groups:
+        print(report(done))
+    if args.survivors:
+        for group in done:
+            for name in scores(group)[1]:
+                print(f"{group}: {name}")
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
