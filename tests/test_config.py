@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from ranklint import Config, ConfigError, lint_paths, lint_source
-from ranklint.config import load_config
+from ranklint.cache import config_fingerprint
+from ranklint.config import config_from_table, declared_options, load_config
+from ranklint.rules import all_rules
 from tests.conftest import write
 
 BOTH = "from os import *\nimport torch.distributed as dist\ndist.init_process_group()\n"
@@ -202,3 +205,224 @@ def test_extra_collectives_make_project_wrappers_count_as_collectives() -> None:
 
     assert [f.line for f in result.findings] == [6]
     assert "`sync_all` is reached only when `rank == 0`" in result.findings[0].message
+
+
+def _changed_value(default: object, example: object) -> object:
+    if isinstance(default, bool):
+        return not default
+    return example
+
+
+@pytest.mark.parametrize("declared", declared_options(), ids=lambda d: d.key)
+def test_changing_any_option_changes_the_cache_fingerprint(declared) -> None:
+    base = Config()
+    changed = dataclasses.replace(
+        base, **{declared.name: _changed_value(declared.default, declared.spec.kind.example)}
+    )
+
+    assert config_fingerprint(changed) != config_fingerprint(base)
+
+
+def test_every_option_reader_names_a_rule_or_an_analysis() -> None:
+    codes = {rule.code for rule in all_rules()}
+    analyses = {"rank-taint", "hot regions", "call classifier"}
+
+    unknown = [
+        (declared.key, reader)
+        for declared in declared_options()
+        for reader in declared.spec.readers
+        if reader not in codes and reader not in analyses
+    ]
+
+    assert unknown == []
+
+
+def test_every_extend_option_extends_a_declared_option() -> None:
+    names = {declared.name for declared in declared_options()}
+
+    dangling = [
+        declared.key
+        for declared in declared_options()
+        if declared.spec.extends is not None and declared.spec.extends not in names
+    ]
+
+    assert dangling == []
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ({"selec": ["RNK1"]}, "[tool.ranklint]: unknown key 'selec' (did you mean 'select'?)"),
+        (
+            {"extend_select": []},
+            "[tool.ranklint]: unknown key 'extend_select' (did you mean 'extend-select'?)",
+        ),
+        ({"zzzz": []}, "[tool.ranklint]: unknown key 'zzzz'"),
+        (
+            {"select": ["RNK1O1"]},
+            "select: unknown rule code or prefix 'RNK1O1' (did you mean 'RNK101'?)",
+        ),
+        ({"ignore": ["XYZ"]}, "ignore: unknown rule code or prefix 'XYZ'"),
+        (
+            {"select": ["RNK102", "RNK9"]},
+            "select: unknown rule code or prefix 'RNK9' (did you mean 'RNK109'?)",
+        ),
+        ({"select": "RNK1"}, "[tool.ranklint] select: expected a list of strings, got a string"),
+        (
+            {"select": [1]},
+            "[tool.ranklint] select: expected a list of strings, got a list with non-string items",
+        ),
+        ({"select": {"a": 1}}, "[tool.ranklint] select: expected a list of strings, got a table"),
+        ({"select": True}, "[tool.ranklint] select: expected a list of strings, got a boolean"),
+        ({"select": 3}, "[tool.ranklint] select: expected a list of strings, got an integer"),
+        ({"select": 1.5}, "[tool.ranklint] select: expected a list of strings, got float"),
+        (
+            {"allow-periodic-sync": "yes"},
+            "[tool.ranklint] allow-periodic-sync: expected true or false, got a string",
+        ),
+        (
+            {"per-file-ignores": []},
+            "[tool.ranklint] per-file-ignores: expected a table of pattern = [codes], "
+            "got a list with non-string items",
+        ),
+        (
+            {"per-file-ignores": {"a/*": "RNK1"}},
+            "[tool.ranklint] per-file-ignores['a/*']: expected a list of strings, got a string",
+        ),
+        (
+            {"per-file-ignores": {"a/*": ["RNK9"]}},
+            "per-file-ignores['a/*']: unknown rule code or prefix 'RNK9' (did you mean 'RNK109'?)",
+        ),
+        (
+            {"per-file-ignores": {"!": ["RNK1"]}},
+            "per-file-ignores: bad pattern '!': Invalid git pattern: '!'",
+        ),
+        ({"mesh-axes": ["dp-x"]}, "mesh-axes: 'dp-x' is not an identifier"),
+        (
+            {"blocking-functions": ["fetch"]},
+            "blocking-functions: 'fetch' is not a dotted name such as 'pkg.io.fetch_weights'",
+        ),
+        (
+            {"extra-collectives": ["sync"]},
+            "extra-collectives: 'sync' is not a dotted name such as "
+            "'pkg.comm.all_reduce_mean' or 'Trainer.sync'",
+        ),
+        (
+            {"machine-path-prefixes": ["/"]},
+            "machine-path-prefixes: '/' would match every absolute path",
+        ),
+        (
+            {"machine-path-prefixes": ["\\"]},
+            "machine-path-prefixes: '\\\\' would match every absolute path",
+        ),
+        (
+            {"machine-path-prefixes": [""]},
+            "machine-path-prefixes: '' would match every absolute path",
+        ),
+        (
+            {"rank-names": ["my rank"]},
+            "rank-names: 'my rank' is not a name or glob pattern of names "
+            "(letters, digits, _, *, ?, [...])",
+        ),
+    ],
+)
+def test_bad_table_value_is_reported_in_one_exact_line(table: dict, message: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(ConfigError) as info:
+        config_from_table(table, source=None, root=Path("."))
+
+    assert str(info.value) == message
+
+
+def test_error_names_the_configuration_file_when_there_is_one(tmp_path: Path) -> None:
+    source = tmp_path / "pyproject.toml"
+
+    with pytest.raises(ConfigError) as info:
+        config_from_table({"mesh-axes": ["a-b"]}, source=source, root=tmp_path)
+
+    assert str(info.value) == f"{source}: mesh-axes: 'a-b' is not an identifier"
+
+
+def test_bad_command_line_code_is_reported_as_from_the_command_line() -> None:
+    with pytest.raises(ConfigError) as info:
+        Config().with_overrides(select=["RNK10O"])
+
+    assert str(
+        info.value
+    ) == "command line: unknown rule code or prefix 'RNK10O' (did you mean 'RNK100'?)" or str(
+        info.value
+    ).startswith("command line: unknown rule code or prefix 'RNK10O'")
+
+
+def test_valid_table_values_are_loaded_as_given(tmp_path: Path) -> None:
+    config = config_from_table(
+        {
+            "allow-periodic-sync": False,
+            "per-file-ignores": {"tests/*": ["RNK2"]},
+            "machine-path-prefixes": ["/opt/data/"],
+        },
+        source=None,
+        root=tmp_path,
+    )
+
+    assert config.allow_periodic_sync is False
+    assert config.per_file_ignores == {"tests/*": ("RNK2",)}
+    assert config.machine_path_prefixes == ("/opt/data/",)
+    assert config.root == tmp_path
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("pyproject.toml", '[tool.ranklint]\nselect = ["RNK301"]\n'),
+        ("ranklint.toml", 'select = ["RNK301"]\n'),
+        ("other.toml", '[tool.ranklint]\nselect = ["RNK301"]\n'),
+    ],
+)
+def test_explicit_config_file_is_read_from_its_table(tmp_path: Path, name: str, text: str) -> None:
+    path = write(tmp_path / "conf" / name, text)
+
+    config = load_config(path)
+
+    assert config.select == ("RNK301",)
+    assert config.root == path.absolute().parent
+    assert config.source == path
+
+
+def test_explicit_pyproject_without_a_ranklint_table_gives_defaults(tmp_path: Path) -> None:
+    path = write(tmp_path / "pyproject.toml", "[project]\nname = 'x'\n")
+
+    config = load_config(path)
+
+    assert config.select is None
+    assert config.root == tmp_path.absolute()
+
+
+def test_pyproject_without_tool_table_is_skipped_while_walking_up(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.ranklint]\nselect = ["RNK301"]\n')
+    inner = tmp_path / "pkg"
+    write(inner / "pyproject.toml", "[project]\nname = 'x'\n")
+
+    config = load_config(cwd=inner)
+
+    assert config.select == ("RNK301",)
+    assert config.root == tmp_path.absolute()
+
+
+def test_unreadable_config_file_is_a_config_error(tmp_path: Path) -> None:
+    directory = tmp_path / "pyproject.toml"
+    directory.mkdir()
+
+    with pytest.raises(ConfigError) as info:
+        load_config(directory)
+
+    assert str(info.value).startswith(f"{directory}: cannot read configuration: ")
+
+
+def test_path_outside_the_root_is_matched_by_its_absolute_path_without_the_leading_slash(
+    tmp_path: Path,
+) -> None:
+    config = Config(root=tmp_path / "project")
+
+    assert config.relative_path(tmp_path / "project" / "a" / "b.py") == "a/b.py"
+    assert config.relative_path("/elsewhere/x.py") == "elsewhere/x.py"
+    assert config.relative_path("/Xdata/x.py") == "Xdata/x.py"

@@ -88,3 +88,27 @@ def test_positions_per_statement_equal_whole_module_positions_on_generated_progr
     except cst.ParserSyntaxError:
         assume(False)
     assert_same_positions(source)
+
+
+_TWO_STATEMENTS = "import os\nx = os.sep\n"
+
+
+def test_node_without_known_top_statement_gets_whole_module_positions() -> None:
+    module = cst.parse_module(_TWO_STATEMENTS)
+    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    target = module.body[1]
+
+    found = resolve_positions(module, [(target, None)])
+
+    assert found[target] == reference[target]
+
+
+def test_findings_in_most_statements_resolve_every_node_like_the_whole_module() -> None:
+    module = cst.parse_module(_TWO_STATEMENTS)
+    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    pairs = every_node_with_its_top_statement(module)
+
+    found = resolve_positions(module, pairs)  # every statement: the whole-module path
+
+    assert all(found[node] == reference[node] for node, _ in pairs)
+    assert found[module.body[1]].start.line == 2

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import ast
-import dataclasses
 import re
 from pathlib import Path
 
 import pytest
 
 from ranklint import Config
-from ranklint.cache import config_fingerprint
-from ranklint.config import declared_options
 from ranklint.engine import Linter
 from ranklint.rules import all_rules
 
@@ -203,45 +200,3 @@ def test_summary_records_costs_mesh_and_collectives_of_the_probe() -> None:
     assert [name for _, name in summary.mesh_uses] == ["tp"]  # type: ignore[attr-defined]
     events = summary.functions["train"].events  # type: ignore[attr-defined]
     assert events, "the train loop was summarised"
-
-
-def _changed_value(default: object, example: object) -> object:
-    if isinstance(default, bool):
-        return not default
-    return example
-
-
-@pytest.mark.parametrize("declared", declared_options(), ids=lambda d: d.key)
-def test_changing_any_option_changes_the_cache_fingerprint(declared) -> None:
-    base = Config()
-    changed = dataclasses.replace(
-        base, **{declared.name: _changed_value(declared.default, declared.spec.kind.example)}
-    )
-
-    assert config_fingerprint(changed) != config_fingerprint(base)
-
-
-def test_every_option_reader_names_a_rule_or_an_analysis() -> None:
-    codes = {rule.code for rule in all_rules()}
-    analyses = {"rank-taint", "hot regions", "call classifier"}
-
-    unknown = [
-        (declared.key, reader)
-        for declared in declared_options()
-        for reader in declared.spec.readers
-        if reader not in codes and reader not in analyses
-    ]
-
-    assert unknown == []
-
-
-def test_every_extend_option_extends_a_declared_option() -> None:
-    names = {declared.name for declared in declared_options()}
-
-    dangling = [
-        declared.key
-        for declared in declared_options()
-        if declared.spec.extends is not None and declared.spec.extends not in names
-    ]
-
-    assert dangling == []

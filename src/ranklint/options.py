@@ -51,7 +51,9 @@ def check_codes(codes: Sequence[str], where: str) -> None:
     for code in codes:
         if code == "ALL" or (code.startswith("RNK") and any(k.startswith(code) for k in known)):
             continue
-        hint = difflib.get_close_matches(code, known, n=1)
+        hint = difflib.get_close_matches(
+            code, known, n=1
+        )  # pragma: no mutate (only hint[0] is used)
         suffix = f" (did you mean {hint[0]!r}?)" if hint else ""
         raise ConfigError(f"{where}: unknown rule code or prefix {code!r}{suffix}")
 
@@ -89,13 +91,10 @@ def _check_globs(names: Sequence[str], where: str) -> None:
             )
 
 
-def _dotted_check(examples: str) -> Callable[[Sequence[str], str], None]:
-    def check(entries: Sequence[str], where: str) -> None:
-        for entry in entries:
-            if not _DOTTED.fullmatch(entry):
-                raise ConfigError(f"{where}: {entry!r} is not a dotted name such as {examples}")
-
-    return check
+def _check_dotted(entries: Sequence[str], where: str, *, examples: str) -> None:
+    for entry in entries:
+        if not _DOTTED.fullmatch(entry):
+            raise ConfigError(f"{where}: {entry!r} is not a dotted name such as {examples}")
 
 
 def _check_prefixes(prefixes: Sequence[str], where: str) -> None:
@@ -114,13 +113,13 @@ IDENTIFIERS = ValueKind("list of identifiers", "strings", _check_identifiers, ("
 FUNCTIONS = ValueKind(
     "list of dotted names",
     "strings",
-    _dotted_check("'pkg.io.fetch_weights'"),
+    functools.partial(_check_dotted, examples="'pkg.io.fetch_weights'"),
     ("zz.fetch",),
 )
 WRAPPERS = ValueKind(
     "list of dotted names",
     "strings",
-    _dotted_check("'pkg.comm.all_reduce_mean' or 'Trainer.sync'"),
+    functools.partial(_check_dotted, examples="'pkg.comm.all_reduce_mean' or 'Trainer.sync'"),
     ("zz.comm.sync",),
 )
 PREFIXES = ValueKind("list of path prefixes", "strings", _check_prefixes, ("/zz/",))
@@ -152,6 +151,7 @@ class DeclaredOption:
     spec: Option
 
 
+# pragma: no mutate start (option() runs at import, before any mutant can be active)
 def option(
     default: Any,
     kind: ValueKind,
@@ -166,6 +166,9 @@ def option(
     if isinstance(default, dict):
         return field(default_factory=lambda: dict(default), metadata=metadata)
     return field(default=default, metadata=metadata)
+
+
+# pragma: no mutate end
 
 
 def matching_codes(selectors: Sequence[str]) -> set[str]:

@@ -23,7 +23,8 @@ _CODES: dict[str, RegisteredCode] = {}
 
 
 def register_code(code: str, name: str, *, default_enabled: bool) -> None:
-    _CODES[code] = RegisteredCode(code, name, default_enabled)
+    # Runs while rule modules are imported, before a mutant can be active.
+    _CODES[code] = RegisteredCode(code, name, default_enabled)  # pragma: no mutate
 
 
 def registered_codes() -> list[RegisteredCode]:
