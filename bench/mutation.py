@@ -53,10 +53,16 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("config.py", "options.py", "registry.py"),
         ("tests/test_config.py", "tests/test_config_errors.py", "tests/test_docs.py"),
     ),
-    "cache": (("cache.py", "results.py"), ("tests/test_cache.py",)),
+    "cache": (("cache.py",), ("tests/test_cache.py",)),
     "source": (("source.py",), ("tests/test_engine.py", "tests/test_adversarial.py")),
     "engine": (
-        ("engine/__init__.py", "engine/walker.py", "engine/locate.py", "engine/threads.py"),
+        (
+            "engine/__init__.py",
+            "engine/walker.py",
+            "engine/locate.py",
+            "engine/threads.py",
+            "results.py",
+        ),
         ("tests/test_engine.py", "tests/test_project.py", "tests/test_rule_examples.py"),
     ),
     "faces": (

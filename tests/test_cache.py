@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,16 @@ import pytest
 
 from ranklint import Config, lint_paths
 from ranklint import engine as engine_module
-from ranklint.cache import CACHE_DIR_NAME, Cache, config_fingerprint
+from ranklint.cache import (
+    _MAGIC,
+    CACHE_DIR_ENV,
+    CACHE_DIR_NAME,
+    Cache,
+    config_fingerprint,
+    default_cache_dir,
+)
+from ranklint.findings import InternalError
+from ranklint.results import FileResult
 from tests.conftest import write
 
 RANKS = "import torch.distributed as dist\n\n\ndef is_main():\n    return dist.get_rank() == 0\n"
@@ -213,3 +223,54 @@ def test_cli_caches_in_the_project_root_unless_told_not_to(tmp_path: Path) -> No
     assert cached.returncode == 1
     assert "pkg/train.py:7:9: RNK102" in cached.stdout
     assert (root / CACHE_DIR_NAME / ".gitignore").is_file()
+
+
+def test_cache_location_comes_from_the_environment_when_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(CACHE_DIR_ENV, raising=False)
+    assert default_cache_dir(tmp_path) == tmp_path / CACHE_DIR_NAME
+
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "elsewhere"))
+    assert default_cache_dir(tmp_path) == tmp_path / "elsewhere"
+
+
+def test_entry_holding_another_files_result_under_this_key_is_not_trusted(tmp_path: Path) -> None:
+    cache = Cache(tmp_path / "cache", "fp")
+    data = b"x = 1\n"
+    cache.put("a.py", data, FileResult("a.py"))
+    key = cache.key("b.py", data)
+    entry = cache.directory / key[:2] / key[2:]
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    entry.write_bytes(_MAGIC + pickle.dumps((key, FileResult("a.py"))))
+
+    assert cache.get("a.py", data) == FileResult("a.py")
+    assert cache.get("b.py", data) is None
+
+
+def test_result_with_internal_errors_is_not_cached(tmp_path: Path) -> None:
+    cache = Cache(tmp_path / "cache", "fp")
+    failed = FileResult("a.py", errors=[InternalError("a.py", "engine", "boom", "")])
+
+    cache.put("a.py", b"x = 1\n", failed)
+
+    assert cache.get("a.py", b"x = 1\n") is None
+
+
+def test_cache_in_a_folder_whose_parents_do_not_exist_yet_stores_entries(tmp_path: Path) -> None:
+    cache = Cache(tmp_path / "deep" / "er" / "cache", "fp")
+
+    cache.put("a.py", b"x = 1\n", FileResult("a.py"))
+
+    assert cache.get("a.py", b"x = 1\n") == FileResult("a.py")
+    assert (tmp_path / "deep" / "er" / "cache" / "CACHEDIR.TAG").is_file()
+
+
+def test_file_name_that_is_not_valid_utf8_has_a_cache_key(tmp_path: Path) -> None:
+    cache = Cache(tmp_path / "cache", "fp")
+    name = "b\udcff.py"  # an undecodable byte in a POSIX file name
+
+    cache.put(name, b"x = 1\n", FileResult(name))
+
+    assert cache.get(name, b"x = 1\n") == FileResult(name)
+    assert cache.key(name, b"x = 1\n") != cache.key("b.py", b"x = 1\n")

