@@ -110,3 +110,69 @@ def test_same_file_named_twice_is_checked_once(tmp_path: Path) -> None:
     found = discover([str(path), str(tmp_path), str(path)], Config(root=tmp_path))
 
     assert found.files == [str(path)]
+
+
+def test_directory_only_pattern_excludes_a_directory_but_not_a_file_of_that_name(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path / "gen" / "a.py", "x = 1\n")
+    write(tmp_path / "gen.py" / "inside.py", "x = 1\n")  # a directory named like a file
+    write(tmp_path / "b.py", "x = 1\n")
+    write(tmp_path / "c.py", "x = 1\n")
+    config = Config(root=tmp_path, extend_exclude=("gen/", "c.py/"))
+
+    found = discover([str(tmp_path)], config)
+
+    assert rel(found.files, tmp_path) == ["b.py", "c.py", "gen.py/inside.py"]
+
+
+def test_forced_exclusion_of_a_named_directory_uses_directory_patterns_and_goes_on(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path / "gen" / "a.py", "x = 1\n")
+    write(tmp_path / "src" / "b.py", "x = 1\n")
+    config = Config(root=tmp_path, extend_exclude=("gen/",))
+
+    found = discover([str(tmp_path / "gen"), str(tmp_path / "src")], config, force_exclude=True)
+
+    assert rel(found.files, tmp_path) == ["src/b.py"]
+
+
+def test_named_excluded_directory_still_applies_the_other_patterns_inside(tmp_path: Path) -> None:
+    write(tmp_path / "build" / "a.py", "x = 1\n")
+    write(tmp_path / "build" / "x_pb2.py", "x = 1\n")
+    config = Config(root=tmp_path, extend_exclude=("*_pb2.py",))
+
+    found = discover([str(tmp_path / "build")], config)
+
+    assert rel(found.files, tmp_path) == ["build/a.py"]
+
+
+def test_symlinked_directory_inside_the_tree_is_not_followed(tmp_path: Path) -> None:
+    write(tmp_path / "tree" / "a.py", "x = 1\n")
+    write(tmp_path / "tree" / "z" / "b.py", "x = 1\n")
+    (tmp_path / "tree" / "loop").symlink_to(tmp_path / "tree", target_is_directory=True)
+    (tmp_path / "tree" / "other").symlink_to(tmp_path / "outside", target_is_directory=True)
+    write(tmp_path / "outside" / "o.py", "x = 1\n")
+
+    found = discover([str(tmp_path / "tree")], Config(root=tmp_path))
+
+    assert rel(found.files, tmp_path) == ["tree/a.py", "tree/z/b.py"]
+
+
+def test_python_files_after_other_files_in_a_directory_are_all_found(tmp_path: Path) -> None:
+    for name in ("a.txt", "b.py", "c.md", "d.pyi"):
+        write(tmp_path / "pkg" / name, "x = 1\n")
+
+    found = discover([str(tmp_path / "pkg")], Config(root=tmp_path))
+
+    assert rel(found.files, tmp_path) == ["pkg/b.py", "pkg/d.pyi"]
+
+
+def test_named_directory_excluded_by_a_directory_pattern_is_walked_in_full(tmp_path: Path) -> None:
+    write(tmp_path / "gen" / "a.py", "x = 1\n")
+    config = Config(root=tmp_path, extend_exclude=("gen/",))
+
+    found = discover([str(tmp_path / "gen")], config)
+
+    assert rel(found.files, tmp_path) == ["gen/a.py"]
