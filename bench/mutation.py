@@ -65,12 +65,20 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ),
         ("tests/test_engine.py", "tests/test_project.py", "tests/test_rule_examples.py"),
     ),
+    # The flake8 plugin is tested through real flake8 in a subprocess, which
+    # mutants do not reach: its in-process checks are in test_flake8_plugin.py.
     "faces": (
         ("faces/cli.py", "faces/formatters.py", "faces/flake8_plugin.py", "api.py", "docs.py"),
         ("tests/test_cli.py", "tests/test_flake8_plugin.py", "tests/test_docs.py"),
     ),
-    "names": (("analysis/names.py", "analysis/literals.py"), ("tests/test_names.py",)),
-    "rank": (("analysis/rank.py", "analysis/guards.py"), ("tests/test_rank_taint.py",)),
+    "names": (
+        ("analysis/names.py", "analysis/literals.py"),
+        ("tests/test_names.py", "tests/test_engineering_rules.py"),
+    ),
+    "rank": (
+        ("analysis/rank.py", "analysis/guards.py"),
+        ("tests/test_rank_taint.py", "tests/test_rnk101_import_time.py"),
+    ),
     "facts": (
         (
             "analysis/events.py",

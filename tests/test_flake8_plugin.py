@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import sys
 from pathlib import Path
 
 import pytest
 
+from ranklint.api import LintResult
+from ranklint.faces.flake8_plugin import RanklintFlake8Plugin, _config
+from ranklint.findings import InternalError
 from tests.conftest import FIXTURES, run_subprocess, write
 
 pytest.importorskip("flake8", reason="flake8 is a test extra")
@@ -88,3 +92,41 @@ def test_bad_ranklint_config_under_flake8_is_one_clear_error(tmp_path: Path) -> 
     assert result.returncode != 0
     assert "unknown key 'selec' (did you mean 'select'?)" in output
     assert "Traceback" not in output
+
+
+def test_plugin_yields_flake8_tuples_with_zero_based_columns_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # In-process (the other tests run real flake8): what flake8 receives from the plugin.
+    monkeypatch.chdir(tmp_path)
+    _config.cache_clear()
+    source = (
+        "import torch.distributed as dist\n\n\ndef f():\n    pass\n\n\n    \ndist.new_group()\n"
+    )
+    lines = source.splitlines(keepends=True)
+
+    plugin = RanklintFlake8Plugin(ast.parse(source), "m.py", lines)
+    found = list(plugin.run())
+
+    assert len(found) == 1
+    line, col, text, kind = found[0]
+    assert (line, col, kind) == (9, 0, RanklintFlake8Plugin)
+    assert text.startswith("RNK101 ")
+    assert "runs when this module is imported" in text
+
+
+def test_plugin_raises_on_an_internal_error_with_the_error_described(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _config.cache_clear()
+    broken = InternalError("m.py", "rule RNK101 (import-time-process-group)", "boom", "trace")
+    monkeypatch.setattr(
+        "ranklint.faces.flake8_plugin.lint_source",
+        lambda *args: LintResult(findings=[], errors=[broken], files_checked=1),
+    )
+
+    with pytest.raises(RuntimeError) as info:
+        RanklintFlake8Plugin(ast.parse("x = 1\n"), "m.py", ["x = 1\n"])
+
+    assert str(info.value) == broken.describe()
