@@ -71,7 +71,8 @@ condition are judged together: `if rank > 0: barrier()` … `if rank == 0:
 barrier()` is balanced.
 
 Not followed: calls through objects whose class is unknown (`self.engine.
-save()`), through variables holding functions, and rank-dependent arguments
+save()`), through variables holding functions (also module-level aliases such
+as `is_main = ranks.is_main`), and rank-dependent arguments
 that a callee then branches on. Call chains across files need all the files
 in one run (the flake8 face sees one file at a time). A file with
 `# ranklint: skip-file` takes no part in the call graph. Exception handlers
