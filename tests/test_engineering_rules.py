@@ -163,6 +163,56 @@ def test_mesh_indexing_is_not_judged_when_the_run_builds_no_mesh() -> None:
     assert codes_by_line(source, "pkg/model.py") == []
 
 
+_MESH_IMPORT = "from torch.distributed.device_mesh import init_device_mesh\n\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # Declared by construction, by `_flatten`, in a tuple index, or never.
+        (
+            'mesh = init_device_mesh("cuda", (2, 2), mesh_dim_names=("dp", "tp"))\n'
+            'x = mesh["tp"]\ny = mesh["qq"]\n',
+            [(3, "RNK507")],
+        ),
+        (
+            'mesh = init_device_mesh("cuda", (2, 2), mesh_dim_names=("zz_a", "zz_b"))\n'
+            'mesh["zz_a", "zz_b"]._flatten("zz_ab")\nx = mesh["zz_ab"]\n',
+            [],
+        ),
+        (
+            'mesh = init_device_mesh("cuda", (2, 2), mesh_dim_names=("zz_a", "zz_b"))\n'
+            'x = mesh["zz_a", "zz_c"]\n',
+            [(2, "RNK507")],
+        ),
+        (
+            'mesh = init_device_mesh("cuda", (2, 2), mesh_dim_names=("zz_a", "zz_b"))\n'
+            'x = device_mesh[name]\ny = other["zz_c"]\n',
+            [],
+        ),
+    ],
+    ids=["undeclared", "flattened", "tuple-index", "not-literal-or-not-a-mesh"],
+)
+def test_mesh_dimension_uses_are_judged_against_every_declaration(
+    body: str, expected: list[tuple[int, str]]
+) -> None:
+    # `expected` lines count from the first line of `body`.
+    assert codes_by_line(_MESH_IMPORT + body, "pkg/model.py", select=("RNK507",)) == [
+        (line + 2, code) for line, code in expected
+    ]
+
+
+def test_mesh_built_from_computed_names_turns_the_undeclared_check_off() -> None:
+    source = (
+        _MESH_IMPORT + "names = tuple(n for n in config.axes)\n"
+        'mesh = init_device_mesh("cuda", (2, 2), mesh_dim_names=names)\n'
+        'other = init_device_mesh("cuda", (4,), mesh_dim_names=("zz_a",))\n'
+        'x = mesh["zz_anything"]\n'
+    )
+
+    assert codes_by_line(source, "pkg/model.py", select=("RNK507",)) == []
+
+
 # -- configuration -----------------------------------------------------------------
 @pytest.mark.parametrize(
     ("table", "message"),
