@@ -322,3 +322,78 @@ def test_pathological_branching_is_analysed_in_parallel_and_cached_without_error
 
     assert cold.errors == warm.errors == []
     assert cold.findings == warm.findings
+
+
+_DIST = "import torch.distributed as dist\n\n\n"
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        pytest.param(
+            {
+                "train.py": _DIST + "class Outer:\n    class Trainer:\n"
+                "        def save(self):\n            dist.barrier()\n\n"
+                "        def step(self, rank):\n            if rank == 0:\n"
+                "                self.save()\n",
+            },
+            [("train.py", 11)],
+            id="method-of-a-nested-class",
+        ),
+        pytest.param(
+            {
+                "train.py": _DIST + "def outer(rank):\n    def sync():\n"
+                "        dist.barrier()\n\n    if rank == 0:\n        sync()\n",
+            },
+            [("train.py", 9)],
+            id="nested-function",
+        ),
+        pytest.param(
+            {
+                "ckpt.py": _DIST + "class Saver:\n    @staticmethod\n"
+                "    def save_all():\n        dist.barrier()\n",
+                "__init__.py": "from .ckpt import Saver\n",
+                "train.py": "from pkg import Saver\n\n\ndef f(rank):\n    if rank == 0:\n"
+                "        Saver.save_all()\n",
+            },
+            [("train.py", 6)],
+            id="method-through-a-package-re-export",
+        ),
+        pytest.param(
+            {
+                "base.py": _DIST + "class Base:\n    def sync(self):\n        dist.barrier()\n",
+                "child.py": "from pkg.base import Base\n\n\nclass Child(Base):\n"
+                "    def step(self, rank):\n        if rank == 0:\n            self.sync()\n",
+            },
+            [("child.py", 7)],
+            id="method-inherited-from-another-module",
+        ),
+        pytest.param(
+            {
+                "saver.py": _DIST + "class Saver:\n    def __init__(self):\n"
+                "        dist.barrier()\n",
+                "train.py": "from pkg.saver import Saver\n\n\ndef f(rank):\n"
+                "    if rank == 0:\n        return Saver()\n",
+            },
+            [("train.py", 6)],
+            id="constructor-that-synchronises",
+        ),
+        pytest.param(
+            {
+                "sub/__init__.py": "",
+                "sub/ops.py": _DIST + "def sync():\n    dist.barrier()\n",
+                "sub/use.py": "from .ops import sync\nfrom ..ranks import is_main\n\n\n"
+                "def f():\n    if is_main():\n        sync()\n",
+                "ranks.py": RANKS,
+            },
+            [("use.py", 7)],
+            id="relative-imports-one-and-two-levels-up",
+        ),
+    ],
+)
+def test_calls_resolve_through_nesting_reexports_inheritance_and_relative_imports(
+    tmp_path: Path, files: dict[str, str], expected: list[tuple[str, int]]
+) -> None:
+    make_package(tmp_path, files)
+
+    assert divergent(tmp_path, jobs=1) == expected
