@@ -397,3 +397,77 @@ def test_calls_resolve_through_nesting_reexports_inheritance_and_relative_import
     make_package(tmp_path, files)
 
     assert divergent(tmp_path, jobs=1) == expected
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "message"),
+    [
+        pytest.param(
+            "def f(rank):\n    if rank == 0:\n        dist.barrier()\n",
+            6,
+            "`dist.barrier()`"[0:0]
+            + "`barrier` is reached only when `rank == 0`; ranks that skip it "
+            "hang in their next collective; call it on every rank, outside the rank-dependent "
+            "branch",
+            id="one-side",
+        ),
+        pytest.param(
+            "def f(rank, t):\n    if rank == 0:\n        dist.all_reduce(t)\n    else:\n"
+            "        dist.broadcast(t, src=0)\n",
+            6,
+            "ranks where `rank == 0` call `all_reduce` here, the others call `broadcast`: the "
+            "collectives pair up wrongly or hang; issue the same collectives in the same order "
+            "on every rank",
+            id="mismatch",
+        ),
+        pytest.param(
+            "def f(rank, t):\n    if rank != 0:\n        dist.barrier()\n    else:\n"
+            "        dist.all_reduce(t)\n",
+            6,
+            "ranks where `rank != 0` call `barrier` here, the others call `all_reduce`: the "
+            "collectives pair up wrongly or hang; issue the same collectives in the same order "
+            "on every rank",
+            id="mismatch-negated",
+        ),
+        pytest.param(
+            "def f(rank, t):\n    if rank == 0:\n        return\n    dist.all_reduce(t)\n",
+            7,
+            "`all_reduce` is skipped by ranks that return early when `rank == 0`; the ranks "
+            "that reach it hang in it; move the collective before the early exit or make every "
+            "rank reach it",
+            id="after-early-return",
+        ),
+        pytest.param(
+            "def f(rank, t):\n    for _ in range(rank):\n        dist.all_reduce(t)\n",
+            6,
+            "`all_reduce` runs in a loop whose trip count depends on the rank (`range(rank)`); "
+            "ranks that iterate fewer times hang in it; make the trip count the same on every "
+            "rank",
+            id="loop",
+        ),
+        pytest.param(
+            "@rank_zero_only\ndef f(t):\n    dist.all_reduce(t, group=None)\n",
+            6,
+            "`all_reduce` runs only on the rank that `@rank_zero_only` selects; the other ranks "
+            "never call it and hang in their next collective",
+            id="rank-only-decorator",
+        ),
+        pytest.param(
+            "def sync():\n    dist.barrier()\n\n\n"
+            "def f(rank):\n    if rank == 0:\n        sync()\n",
+            10,
+            "`sync()` (which reaches `barrier`: sync() -> dist.barrier() at {path}:5) is reached "
+            "only when `rank == 0`; ranks that skip it hang in their next collective; call it on "
+            "every rank, outside the rank-dependent branch",
+            id="through-a-helper",
+        ),
+    ],
+)
+def test_each_way_ranks_diverge_has_its_own_message(
+    tmp_path: Path, body: str, line: int, message: str
+) -> None:
+    path = write(tmp_path / "m.py", "import torch.distributed as dist\n\n\n" + body)
+
+    result = lint_paths([path], Config(select=("RNK102",), root=tmp_path), jobs=1)
+
+    assert [(f.line, f.message) for f in result.findings] == [(line, message.format(path=path))]
