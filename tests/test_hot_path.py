@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ranklint import Config, lint_paths
+from ranklint import Config, lint_paths, lint_source
 from ranklint.config import ConfigError, config_from_table
 from ranklint.findings import Finding
 from tests.conftest import codes_by_line, write
@@ -387,3 +387,143 @@ def test_hot_path_configuration_is_read_from_the_table() -> None:
 
     assert config.extend_hot_functions == ("update_*",)
     assert config.allow_periodic_sync is False
+
+
+# Each way code is hot, and each kind of cost, as the message words it.
+_HOT_REGION_CASES = {
+    "marked": (
+        (
+            "def rollout(policy, obs):  # ranklint: hot\n    value = "
+            "policy(obs)\n    return value.item()\n"
+        ),
+        3,
+        "RNK201",
+        (
+            "`value.item()` copies a tensor to the host and waits for "
+            "the device to finish all queued work, every step: it is in "
+            "`rollout`, which is marked `# ranklint: hot`; keep the "
+            "value on the device (accumulate `x.detach()`) and read it "
+            "on the host once per log interval (`if step % log_every == "
+            "0:`)"
+        ),
+    ),
+    "compiled": (
+        (
+            "import torch\n\n\n@torch.compile\ndef step(x: torch.Tensor):\n   "
+            " torch.cuda.synchronize()\n    return x\n"
+        ),
+        6,
+        "RNK201",
+        (
+            "`torch.cuda.synchronize()` blocks the host until the device "
+            "has finished all queued work, every step: it is in `step`, "
+            "which is compiled with `@torch.compile`; synchronize only "
+            "where a measurement needs it, once per log interval, or "
+            "time with CUDA events"
+        ),
+    ),
+    "forward": (
+        (
+            "import torch\n\n\nclass Head(torch.nn.Module):\n    def "
+            "forward(self, x: torch.Tensor):\n        return x[x > 0]\n"
+        ),
+        6,
+        "RNK201",
+        (
+            "`x[x > 0]` has an output size that depends on the data: the "
+            "host waits for the device to learn it, every step: it is in "
+            "`Head.forward`, which is an `nn.Module`'s forward; use "
+            "fixed-size operations instead (`torch.where(mask, x, 0)`, "
+            "`masked_fill`, multiplying by the mask), or pass the output "
+            "size where the API takes one"
+        ),
+    ),
+    "named": (
+        (
+            "import torch\n\n\ndef train_step(model, batch):\n    loss = "
+            "model(batch).mean()\n    return float(loss)\n"
+        ),
+        6,
+        "RNK201",
+        (
+            "`float(loss)` converts a tensor to a Python number: the "
+            "host waits for the device, every step: it is in "
+            "`train_step`, which runs once per step (its name matches "
+            "`hot-functions`); keep the value on the device (accumulate "
+            "`x.detach()`) and read it on the host once per log interval "
+            "(`if step % log_every == 0:`)"
+        ),
+    ),
+    "loop": (
+        (
+            "def train(model, loader, optimizer):\n    for batch in "
+            "loader:\n        loss = model(batch).mean()\n        "
+            "loss.backward()\n        optimizer.step()\n        "
+            "print(loss.item())\n"
+        ),
+        6,
+        "RNK201",
+        (
+            "`loss.item()` copies a tensor to the host and waits for the "
+            "device to finish all queued work, every step: it is in a "
+            "step loop of `train` (the loop calls `loss.backward()`); "
+            "keep the value on the device (accumulate `x.detach()`) and "
+            "read it on the host once per log interval (`if step % "
+            "log_every == 0:`)"
+        ),
+    ),
+    "module-loop": (
+        (
+            "for batch in loader:\n    loss = model(batch).mean()\n    "
+            "loss.backward()\n    if loss > 1:\n        pass\n"
+        ),
+        4,
+        "RNK201",
+        (
+            "the test `loss > 1` reads a tensor's value on the host: the "
+            "host waits for the device, every step: it is in a step loop "
+            "at module level (the loop calls `loss.backward()`); keep "
+            "the decision on the device (`torch.where`, masking) or "
+            "check it once per log interval"
+        ),
+    ),
+    "tensor-loop": (
+        (
+            "import torch\n\n\ndef train_step(model, batch: torch.Tensor):\n "
+            "   for row in model(batch):\n        pass\n"
+        ),
+        5,
+        "RNK202",
+        (
+            "the loop over `model(batch)` runs Python code once per "
+            "tensor element, every step: it is in `train_step`, which "
+            "runs once per step (its name matches `hot-functions`); "
+            "write it as one tensor operation over the whole tensor "
+            "(broadcasting, `torch.where`, `gather`/`scatter`, a "
+            "reduction)"
+        ),
+    ),
+    "factory": (
+        ("import torch\n\n\ndef train_step(model, batch):\n    return torch.tensor([0.5])\n"),
+        5,
+        "RNK203",
+        (
+            "`torch.tensor([0.5])` has no `device=`: it is allocated on "
+            "the CPU, then copied to the device and float data without "
+            "`dtype=`: it is float32 whatever the model uses, every "
+            "step: it is in `train_step`, which runs once per step (its "
+            "name matches `hot-functions`); pass `device=` (for example "
+            "`device=batch.device`) and `dtype=`, or create the tensor "
+            "once outside the step"
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_HOT_REGION_CASES))
+def test_each_hot_region_and_cost_kind_is_worded_in_the_message(case: str) -> None:
+    source, line, code, message = _HOT_REGION_CASES[case]
+
+    result = lint_source(source, "m.py", Config(select=("RNK2",)))
+
+    assert [(f.line, f.code, f.message) for f in result.findings] == [(line, code, message)]
