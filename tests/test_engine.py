@@ -13,6 +13,7 @@ from ranklint import Config, lint_paths, lint_source
 from ranklint.analysis.context import FileContext
 from ranklint.engine.walker import Walker
 from ranklint.rules.imports.wildcard_import import WildcardImport
+from ranklint.source import SourceError, parse_source
 from tests.conftest import REPO_ROOT, write
 
 BAD_IMPORT = "import torch.distributed as dist\ndist.init_process_group('gloo')\n"
@@ -41,6 +42,67 @@ def test_unknown_coding_cookie_yields_rnk001() -> None:
 
     assert [f.code for f in result.findings] == ["RNK001"]
     assert "encoding" in result.findings[0].message
+
+
+def test_undecodable_byte_is_located_by_its_own_line_and_column() -> None:
+    # A leading blank line and two earlier lines: the count starts at the first byte.
+    result = lint_source(b"\nx = 1\ny = 2\nz = 'ab\xff\xfe'\n", "bad.py")
+
+    assert [(f.line, f.col, f.end_line, f.end_col, f.message) for f in result.findings] == [
+        (4, 8, 4, 9, "cannot decode byte b'\\xff' as utf-8: invalid start byte")
+    ]
+
+
+def test_bad_coding_cookie_is_reported_at_the_start_of_the_file() -> None:
+    result = lint_source(b"# -*- coding: nonsense -*-\nx = 1\n", "bad.py")
+
+    assert [(f.line, f.col, f.message) for f in result.findings] == [
+        (1, 1, "invalid source encoding declaration: unknown encoding: nonsense")
+    ]
+
+
+def test_chain_too_deep_for_pythons_parser_is_one_rnk001_at_the_start() -> None:
+    result = lint_source("x = " + " + ".join(["a"] * 20000) + "\n", "deep.py")
+
+    assert [(f.line, f.col, f.message) for f in result.findings] == [
+        (1, 1, "nesting too deep: Python's own parser gives up on this file")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("source", "message", "line", "col"),
+    [
+        ("x = 1\ndef f(:\n    pass\n", "syntax error: expected one of ), *, **, NAME", 3, 5),
+        (
+            "x = (1,\n",
+            "syntax error: expected one of ), *, +, -, ..., AWAIT, False, NAME, NUMBER, None, "
+            "True, lambda, not, ~",
+            2,
+            1,
+        ),
+    ],
+)
+def test_code_only_libcst_rejects_is_reported_with_libcsts_message_and_position(
+    monkeypatch: pytest.MonkeyPatch, source: str, message: str, line: int, col: int
+) -> None:
+    # As if CPython had accepted the code (newer grammar than the running interpreter).
+    monkeypatch.setattr("ranklint.source._cpython_check", lambda text: None)
+
+    with pytest.raises(SourceError) as info:
+        parse_source(source)
+
+    assert (info.value.message, info.value.line, info.value.col) == (message, line, col)
+
+
+def test_code_both_parsers_reject_is_reported_with_cpythons_message_and_position() -> None:
+    with pytest.raises(SourceError) as info:
+        parse_source("x = 1\ndef f(:\n    pass\n")
+
+    assert (info.value.message, info.value.line, info.value.col) == (
+        "syntax error: invalid syntax",
+        2,
+        7,
+    )
 
 
 def test_latin1_cookie_decodes_and_rules_still_run() -> None:
