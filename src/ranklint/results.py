@@ -6,7 +6,7 @@ A leaf module shared by the engine (which builds results) and the cache
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -14,7 +14,9 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from ranklint.analysis.events import ModuleSummary, Site
+from ranklint.analysis.summary import PlacedNode
 from ranklint.findings import Finding, InternalError, Severity, TraceStep
+from ranklint.positions import resolve_positions
 
 
 class RuleMetadata(Protocol):
@@ -54,6 +56,14 @@ def span_of(
         where.end.column + 1,
         sorted(lines),
     )
+
+
+def spans_of(module: cst.Module, placed: Sequence[PlacedNode]) -> list[Span]:
+    """The span of each placed node, positions computed only for their statements."""
+    wanted = [(node, top) for node, _, top in placed]
+    wanted += [(statement, top) for _, statement, top in placed if statement is not None]
+    positions = resolve_positions(module, wanted)
+    return [span_of(positions, node, statement) for node, statement, _ in placed]
 
 
 @dataclass

@@ -81,6 +81,11 @@ class FileContext:
         self.tensors = TensorTypes(self.names)
 
     @property
+    def place(self) -> tuple[int, cst.CSTNode | None, cst.CSTNode | None]:
+        """(module-level statement index, statement, module-level statement) being walked."""
+        return (self.top_index, self.statement, self.top_statement)
+
+    @property
     def function(self) -> FunctionFrame | None:
         return self.functions[-1] if self.functions else None
 

@@ -45,7 +45,7 @@ class HostCostRecorder(NodeVisitor):
             kind,
             node,
             short_text(ctx.module, node),
-            (ctx.top_index, ctx.statement, ctx.top_statement),
+            ctx.place,
             missing,
         )
 

@@ -101,5 +101,5 @@ class MeshRecorder(NodeVisitor):
         for value in values:
             if value is None:
                 continue
-            site = ctx.facts.record_site(node, (ctx.top_index, ctx.statement, ctx.top_statement))
+            site = ctx.facts.record_site(node, ctx.place)
             ctx.facts.mesh_uses.append((site, value))

@@ -25,8 +25,8 @@ from ranklint.engine.locate import Located, Locator, project_finding
 from ranklint.engine.threads import deep_recursion, run_with_large_stack
 from ranklint.engine.walker import Walker
 from ranklint.findings import Finding, InternalError
-from ranklint.positions import NEWLINE, resolve_positions
-from ranklint.results import FileResult, finding_at, span_of
+from ranklint.positions import NEWLINE
+from ranklint.results import FileResult, Span, finding_at, spans_of
 from ranklint.rules import PendingFinding, Rule, rule_by_code
 from ranklint.rules.base import ProjectFinding
 from ranklint.rules.framework.parse_error import ParseError
@@ -168,11 +168,8 @@ class Linter:
             return result
 
         suppressions = parse_suppressions(text)
-        wanted = [(p.node, p.top_statement) for p in pending]
-        wanted += [(p.statement, p.top_statement) for p in pending if p.statement is not None]
-        positions = resolve_positions(module, wanted)
-        for item in pending:
-            span = span_of(positions, item.node, item.statement)
+        spans = spans_of(module, [(p.node, p.statement, p.top_statement) for p in pending])
+        for item, span in zip(pending, spans, strict=True):
             if suppressions.suppresses(item.rule.code, span.lines):
                 continue
             result.findings.append(finding_at(item.rule, item.message, path, span, item.trace))
@@ -285,18 +282,8 @@ class Linter:
             for site in sites:
                 if site.ordinal < 0 and site in ctx.facts.recorded:
                     locator.found[site] = ctx.facts.recorded[site]
-            wanted = [(node, top) for node, _, top in locator.found.values()]
-            wanted += [
-                (statement, top)
-                for _, statement, top in locator.found.values()
-                if statement is not None
-            ]
-            positions = resolve_positions(module, wanted)
-        out = {
-            site: span_of(positions, node, statement)
-            for site, (node, statement, _) in locator.found.items()
-        }
-        return Located(text, out)
+            spans = spans_of(module, list(locator.found.values()))
+        return Located(text, dict(zip(locator.found, spans, strict=True)))
 
     def _parse_error(
         self,
@@ -316,18 +303,8 @@ class Linter:
             lines = NEWLINE.split(text)
             length = len(lines[line - 1]) if 1 <= line <= len(lines) else 0
             end_col = col + 1 if col <= length else col
-        finding = Finding(
-            code=ParseError.code,
-            name=ParseError.name,
-            severity=ParseError.severity,
-            message=message,
-            path=path,
-            line=line,
-            col=col,
-            end_line=line,
-            end_col=end_col,
-        )
-        return FileResult(path, findings=[finding])
+        span = Span(line, col, line, end_col, [line])
+        return FileResult(path, findings=[finding_at(ParseError, message, path, span)])
 
 
 def selected_rules(config: Config) -> tuple[type[Rule], ...]:

@@ -72,6 +72,11 @@ class ProjectFinding:
     chain: tuple[Hop, ...]
     anchor: int = 0
 
+    @classmethod
+    def at(cls, path: str, site: Site, label: str, message: str) -> ProjectFinding:
+        """A finding at one call site, with no chain beyond it (``label``: how it reads)."""
+        return cls(path, site, message, (Hop(path, site, label),))
+
 
 class Rule(NodeVisitor):
     """Base class of all rules. See the module docstring."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from ranklint.analysis.callgraph import Hop
 from ranklint.analysis.project import ProjectFacts
 from ranklint.findings import Severity
 from ranklint.rules.base import ProjectFinding, Rule
@@ -78,5 +77,4 @@ def _discarded(project: ProjectFacts) -> Iterator[ProjectFinding]:
             f"coroutine away: its body never runs; `await` it, or schedule it with "
             f"`asyncio.create_task(...)` (and keep a reference to the task)"
         )
-        hop = Hop(call.path, call.site, f"{call.label}()")
-        yield ProjectFinding(call.path, call.site, message, (hop,))
+        yield ProjectFinding.at(call.path, call.site, f"{call.label}()", message)

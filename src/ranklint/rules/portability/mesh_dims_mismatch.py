@@ -7,7 +7,6 @@ from typing import ClassVar
 
 import libcst as cst
 
-from ranklint.analysis.callgraph import Hop
 from ranklint.analysis.literals import int_value
 from ranklint.analysis.mesh import mesh_declaration
 from ranklint.analysis.project import ProjectFacts
@@ -144,5 +143,4 @@ Undeclared-name checks need a mesh construction somewhere in the run.
                 f"({known}): indexing raises at run time; check the spelling or add the "
                 f"dimension to `mesh_dim_names`"
             )
-            hop = Hop(use.path, use.site, f'mesh["{use.name}"]')
-            yield ProjectFinding(use.path, use.site, message, (hop,))
+            yield ProjectFinding.at(use.path, use.site, f'mesh["{use.name}"]', message)
