@@ -4,6 +4,8 @@
     python bench/mutation.py --list                 # the groups and their tests
     python bench/mutation.py suppressions positions # mutate and test these groups
     python bench/mutation.py --report               # scores of every group run so far
+    python bench/mutation.py --try rank NAME tests/test_rank_taint.py
+                                                    # does this test kill that mutant?
 
 Each group (a few modules of ``src/ranklint``) runs in a working copy of its own
 under ``.cache/mutation/<group>/`` (git-ignored): the repository's ``src``,
@@ -13,8 +15,9 @@ under ``.cache/mutation/<group>/`` (git-ignored): the repository's ``src``,
 (``pytest_add_cli_args_test_selection``; mutmut then runs, per mutant, only the
 selected tests that reach the mutated function). mutmut keeps its results in
 that copy, so an interrupted run resumes where it stopped; delete the folder to
-start a group afresh (``--fresh``). Tests marked ``slow`` or ``distributed``
-are not run (they start processes that do not see the mutants).
+start a group afresh (``--fresh``). ``PYTHONPATH`` points at the mutated copy,
+so tests that start ``python -m ranklint`` or flake8 in a subprocess test the
+mutant too. Tests marked ``slow`` or ``distributed`` are not run (minutes each).
 
 Skipped everywhere: ``analysis/catalog.py`` (a data table, pinned by
 ``tests/test_catalog.py`` and the rule examples), ``_version.py`` and
@@ -44,6 +47,23 @@ REPO = HERE.parent
 WORK = REPO / ".cache" / "mutation"
 _COPIED = ("src", "tests", "fixtures", "docs", "bench", "README.md", ".pre-commit-hooks.yaml")
 
+# Every test that runs the analysis on code and checks what it found: the unit
+# tests of each analysis module, the rules' own examples, the fixtures' markers
+# and the whole-project tests. mutmut runs, per mutant, only those that reach it.
+_ANALYSIS_TESTS = (
+    "tests/test_names.py",
+    "tests/test_literals.py",
+    "tests/test_rank_taint.py",
+    "tests/test_rank_guards.py",
+    "tests/test_rnk101_import_time.py",
+    "tests/test_hot_path.py",
+    "tests/test_mesh.py",
+    "tests/test_engineering_rules.py",
+    "tests/test_project.py",
+    "tests/test_rule_examples.py",
+    "tests/test_fixtures.py",
+)
+
 # group -> (modules to mutate, relative to src/ranklint; test files that exercise them)
 GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "suppressions": (("suppressions.py",), ("tests/test_suppressions.py",)),
@@ -63,27 +83,28 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "engine/threads.py",
             "results.py",
         ),
-        ("tests/test_engine.py", "tests/test_project.py", "tests/test_rule_examples.py"),
+        (
+            "tests/test_engine.py",
+            "tests/test_project.py",
+            "tests/test_rule_examples.py",
+            "tests/test_fixtures.py",
+            "tests/test_suppressions.py",
+            "tests/test_positions.py",
+            "tests/test_cache.py",
+        ),
     ),
-    # The flake8 plugin is tested through real flake8 in a subprocess, which
-    # mutants do not reach: its in-process checks are in test_flake8_plugin.py.
     "faces": (
         ("faces/cli.py", "faces/formatters.py", "faces/flake8_plugin.py", "api.py", "docs.py"),
         (
             "tests/test_cli.py",
+            "tests/test_formatters.py",
             "tests/test_flake8_plugin.py",
             "tests/test_docs.py",
             "tests/test_project.py",
         ),
     ),
-    "names": (
-        ("analysis/names.py", "analysis/literals.py"),
-        ("tests/test_names.py", "tests/test_engineering_rules.py"),
-    ),
-    "rank": (
-        ("analysis/rank.py", "analysis/guards.py"),
-        ("tests/test_rank_taint.py", "tests/test_rnk101_import_time.py"),
-    ),
+    "names": (("analysis/names.py", "analysis/literals.py"), _ANALYSIS_TESTS),
+    "rank": (("analysis/rank.py", "analysis/guards.py"), _ANALYSIS_TESTS),
     "facts": (
         (
             "analysis/events.py",
@@ -93,7 +114,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "analysis/collectives.py",
             "analysis/project.py",
         ),
-        ("tests/test_project.py", "tests/test_rule_examples.py", "tests/test_fixtures.py"),
+        _ANALYSIS_TESTS,
     ),
     "hot": (
         (
@@ -103,20 +124,9 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "analysis/tensors.py",
             "analysis/mesh.py",
         ),
-        (
-            "tests/test_hot_path.py",
-            "tests/test_rule_examples.py",
-            "tests/test_engineering_rules.py",
-        ),
+        _ANALYSIS_TESTS,
     ),
-    "rules": (
-        ("rules/*",),
-        (
-            "tests/test_rule_examples.py",
-            "tests/test_engineering_rules.py",
-            "tests/test_rnk101_import_time.py",
-        ),
-    ),
+    "rules": (("rules/*",), _ANALYSIS_TESTS),
 }
 _ALWAYS_SKIPPED = (
     "src/ranklint/analysis/catalog.py",
@@ -184,8 +194,14 @@ def run(group: str, *, fresh: bool, max_children: int) -> int:
     done = subprocess.run(
         [str(mutmut), "run", "--max-children", str(max_children)],
         cwd=work,
-        # Property tests run 25 examples (not 300) per mutant: see tests/conftest.py.
-        env={**os.environ, "HYPOTHESIS_PROFILE": "mutation"},
+        env={
+            **os.environ,
+            # Property tests run 25 examples (not 300) per mutant: see tests/conftest.py.
+            "HYPOTHESIS_PROFILE": "mutation",
+            # Tests that start `python -m ranklint`, flake8 or pre-commit import the
+            # mutated copy too (mutmut passes the mutant's name on in the environment).
+            "PYTHONPATH": str(work / "mutants" / "src"),
+        },
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -245,6 +261,42 @@ def _row(name: str, counts: Counter[str]) -> str:
     )
 
 
+def try_mutant(group: str, mutant: str, tests: list[str]) -> int:
+    """Run ``tests`` (the checkout's current versions) against one mutant of a finished run.
+
+    The quick way to see whether a new test kills a survivor without a whole run:
+    exit status 0 means the mutant still survives these tests.
+    """
+    mutants = WORK / group / "mutants"
+    if not (mutants / "mutmut-stats.json").is_file():
+        print(f"{group}: no run yet; run the group first", file=sys.stderr)
+        return 2
+    # A copy of its own, so that a run still going on in mutants/ is not disturbed.
+    trial = WORK / group / "trial"
+    stamp = trial / ".copied-from"
+    made = str((mutants / "mutmut-stats.json").stat().st_mtime_ns)
+    if not stamp.is_file() or stamp.read_text(encoding="utf-8") != made:
+        shutil.rmtree(trial, ignore_errors=True)
+        shutil.copytree(
+            mutants, trial, ignore=shutil.ignore_patterns("__pycache__", "tests", "*.meta")
+        )
+        stamp.write_text(made, encoding="utf-8")
+    shutil.copytree(
+        REPO / "tests",
+        trial / "tests",
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests]
+    env = {
+        **os.environ,
+        "MUTANT_UNDER_TEST": mutant,
+        "PYTHONPATH": str(trial / "src"),
+        "HYPOTHESIS_PROFILE": "mutation",
+    }
+    return subprocess.run(command, cwd=trial, env=env, check=False).returncode
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("groups", nargs="*", metavar="GROUP", help=", ".join(GROUPS))
@@ -253,7 +305,19 @@ def main() -> int:
     parser.add_argument("--survivors", action="store_true", help="also list surviving mutants")
     parser.add_argument("--fresh", action="store_true", help="discard earlier results first")
     parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument(
+        "--try",
+        dest="try_",
+        nargs="+",
+        metavar=("GROUP MUTANT", "TEST"),
+        help="run TESTs against one MUTANT of GROUP's last run (status 0: it survives)",
+    )
     args = parser.parse_args()
+    if args.try_:
+        if len(args.try_) < 3:
+            parser.error("--try needs GROUP MUTANT TEST...")
+        group, mutant, *tests = args.try_
+        return try_mutant(group, mutant, tests)
     if args.list:
         for group, (modules, tests) in GROUPS.items():
             print(f"{group}: {', '.join(modules)}  <-  {', '.join(tests)}")

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from ranklint import Config, lint_source
+from ranklint.cache import CACHE_DIR_ENV
 from ranklint.faces.cli import main as cli_main
 from ranklint.findings import Finding
 
@@ -32,6 +33,18 @@ FUZZ_TIMEOUT = 0 if os.environ.get("HYPOTHESIS_PROFILE") == "long" else 300
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Each test caches results in a folder of its own, never in the checkout.
+
+    A cache shared between tests would let one test read another's results: in
+    mutation testing (the same source files for every mutant) a mutant would then
+    pass on the unmutated code's cached findings. Tests of the default location
+    remove the variable themselves.
+    """
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path_factory.mktemp("ranklint-cache")))
 
 
 def findings_of(source: str, *, select: tuple[str, ...] | None = None) -> list[Finding]:

@@ -211,7 +211,10 @@ def test_subset_run_reports_the_same_cross_file_finding_as_a_full_run(
     assert isolated == []  # without the project index the chain is not seen
 
 
-def test_cli_caches_in_the_project_root_unless_told_not_to(tmp_path: Path) -> None:
+def test_cli_caches_in_the_project_root_unless_told_not_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(CACHE_DIR_ENV)
     root = project(tmp_path)
     command = [sys.executable, "-m", "ranklint", "check"]
 

@@ -7,7 +7,13 @@ import textwrap
 import libcst as cst
 import pytest
 
-from ranklint.analysis.names import NameTable, ScopeKind
+from ranklint.analysis.names import (
+    NamePatterns,
+    NameTable,
+    ScopeKind,
+    import_from_module,
+    last_name,
+)
 
 
 def resolve_last_call(source: str) -> str | None:
@@ -85,3 +91,164 @@ def test_lookup_of_parameter_shadows_module_import() -> None:
     table.bind_other("new_group")
 
     assert table.lookup("new_group") is None
+
+
+def test_is_bound_sees_names_of_every_enclosing_scope_but_not_of_enclosing_classes() -> None:
+    table = NameTable()
+    table.bind_other("module_name")
+    table.push(ScopeKind.CLASS)
+    table.bind_other("class_attribute")
+    assert table.is_bound("class_attribute")  # in the class body itself
+
+    table.push(ScopeKind.FUNCTION)
+    table.bind_other("local")
+    table.push(ScopeKind.FUNCTION)
+
+    assert table.is_bound("local")  # an enclosing function's
+    assert table.is_bound("module_name")  # the module's
+    assert not table.is_bound("class_attribute")  # the enclosing class body's is not visible
+    assert not table.is_bound("print")  # never bound: the builtin
+
+
+def test_is_bound_after_leaving_the_scope_that_bound_the_name_is_false() -> None:
+    table = NameTable()
+    table.push(ScopeKind.FUNCTION)
+    table.bind_other("x")
+    table.pop()
+
+    assert not table.is_bound("x")
+
+
+def test_is_bound_locally_only_for_names_bound_in_a_function_scope() -> None:
+    table = NameTable()
+    table.bind_other("at_module")
+    table.push(ScopeKind.CLASS)
+    table.bind_other("in_class")
+    table.push(ScopeKind.FUNCTION)
+    table.bind_other("in_method")
+    table.push(ScopeKind.FUNCTION)
+
+    assert table.is_bound_locally("in_method")  # an enclosing function's
+    outer = NameTable()
+    outer.push(ScopeKind.FUNCTION)
+    outer.bind_other("local")
+    assert outer.is_bound_locally("local")  # a top-level function's own
+    assert not table.is_bound_locally("in_class")
+    assert not table.is_bound_locally("at_module")
+    assert not table.is_bound_locally("unbound")
+
+
+def test_pop_of_the_module_scope_raises_a_runtime_error() -> None:
+    table = NameTable()
+
+    with pytest.raises(RuntimeError, match=r"^cannot pop the module scope$"):
+        table.pop()
+
+
+def test_current_kind_follows_pushes_and_pops() -> None:
+    table = NameTable()
+    kinds = [table.current_kind]
+    table.push(ScopeKind.CLASS)
+    kinds.append(table.current_kind)
+    table.push(ScopeKind.FUNCTION)
+    kinds.append(table.current_kind)
+    table.pop()
+    kinds.append(table.current_kind)
+
+    assert kinds == [ScopeKind.MODULE, ScopeKind.CLASS, ScopeKind.FUNCTION, ScopeKind.CLASS]
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["dist, other", "[dist, other]", "(other, (x, dist))", "other, *dist", "[*dist]"],
+)
+def test_assignment_to_a_name_inside_a_tuple_list_or_starred_target_shadows_the_import(
+    target: str,
+) -> None:
+    source = f"import torch.distributed as dist\n{target} = values\ndist.new_group()"
+
+    assert resolve_last_call(source) is None
+
+
+def test_none_unpacked_into_a_tuple_target_still_shadows_the_import() -> None:
+    # Only `name = None` itself is the optional-import fallback.
+    source = "import torch.distributed as dist\ndist, x = None, None\ndist.new_group()"
+
+    assert resolve_last_call(source) is None
+
+
+def test_attribute_and_subscript_targets_bind_no_name() -> None:
+    source = "import torch.distributed as dist\ndist.x = 1\ndist[0] = 1\ndist.new_group()"
+
+    assert resolve_last_call(source) == "torch.distributed.new_group"
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        # `import a.b.c` binds `a` only, to the top package.
+        ("import torch.distributed.c10d\ntorch.distributed.barrier()", "torch.distributed.barrier"),
+        ("import torch.distributed.c10d\nc10d.barrier()", None),
+        ("import a.b.c\na.b.c.f()", "a.b.c.f"),
+        # Every name of a multi-name import binds.
+        ("import os, torch.distributed as dist\ndist.barrier()", "torch.distributed.barrier"),
+        ("from .. import comm\ncomm.setup()", "..comm.setup"),
+        ("from ..pkg import comm\ncomm.setup()", "..pkg.comm.setup"),
+        ("from pkg import a as b, c\nc()", "pkg.c"),
+        ("from pkg import a as b, c\nb()", "pkg.a"),
+    ],
+)
+def test_resolve_through_each_import_spelling_binds_the_documented_name(
+    source: str, expected: str | None
+) -> None:
+    assert resolve_last_call(source) == expected
+
+
+def test_module_imports_lists_only_module_level_import_bindings() -> None:
+    table = NameTable()
+    table.bind_import("dist", "torch.distributed")
+    table.bind_other("helper")
+    table.push(ScopeKind.FUNCTION)
+    table.bind_import("inner", "pkg.inner")
+
+    assert table.module_imports() == {"dist": "torch.distributed"}
+
+
+@pytest.mark.parametrize(
+    ("patterns", "name", "expected"),
+    [
+        (("rank", "*_rank"), "rank", True),
+        (("rank", "*_rank"), "tp_rank", True),
+        (("rank", "*_rank"), "ranks", False),  # whole-name match
+        (("rank", "*_rank"), "lora_rank_dim", False),
+        (("is_main*",), "is_main_process", True),
+        ((), "rank", False),  # no patterns match nothing
+    ],
+)
+def test_name_patterns_match_whole_names_against_any_glob(
+    patterns: tuple[str, ...], name: str, expected: bool
+) -> None:
+    matcher = NamePatterns(patterns)
+
+    assert matcher.matches(name) is expected
+    assert matcher.matches(name) is expected  # a second time, from its memory
+
+
+def test_last_name_of_a_call_is_the_name_of_the_called_function() -> None:
+    assert last_name(cst.parse_expression("self.model.forward(x)")) == "forward"
+    assert last_name(cst.parse_expression("forward(x)")) == "forward"
+    assert last_name(cst.parse_expression("f(x)(y)")) == "f"
+    assert last_name(cst.parse_expression("x[0]")) is None
+
+
+def test_import_from_module_of_an_absolute_and_a_relative_import() -> None:
+    def module_of(code: str) -> str:
+        statement = cst.parse_statement(code)
+        assert isinstance(statement, cst.SimpleStatementLine)
+        node = statement.body[0]
+        assert isinstance(node, cst.ImportFrom)
+        return import_from_module(node)
+
+    assert module_of("from torch.distributed import barrier") == "torch.distributed"
+    assert module_of("from . import x") == "."
+    assert module_of("from ...a.b import x") == "...a.b"

@@ -292,25 +292,32 @@ def test_project_rules_run_in_the_flake8_face(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "body"),
+    ("name", "body", "expected_lines"),
     [
-        (
+        pytest.param(
             "and-chain",
             "    x = rank == 0 and " + " and ".join(f"f{i}()" for i in range(3000)) + "\n",
+            [],  # a long rank-dependent condition, but no collective
+            id="and-chain",
         ),
-        (
+        pytest.param(
             "elif-chain",
             "    if rank == -1:\n        dist.barrier()\n"
             + "".join(f"    elif x == {i}:\n        dist.all_reduce(x)\n" for i in range(800)),
+            [6],  # the barrier on the rank branch against the all_reduce of the others
+            id="elif-chain",
         ),
-        (
+        pytest.param(
             "nested-conditional-expressions",
             "    y = " + " if x else ".join(f"dist.all_reduce(x{i})" for i in range(900)) + "\n",
+            [],  # every arm depends on `x`, not on the rank
+            id="nested-conditional-expressions",
         ),
     ],
 )
-def test_pathological_branching_is_analysed_in_parallel_and_cached_without_error(
-    tmp_path: Path, name: str, body: str
+@pytest.mark.slow  # thousands of branches in 24 files, twice, in a process pool
+def test_pathological_branching_is_analysed_in_parallel_and_cached_with_the_expected_findings(
+    tmp_path: Path, name: str, body: str, expected_lines: list[int]
 ) -> None:
     source = "import torch.distributed as dist\n\n\ndef g(rank, x):\n" + body
     for index in range(8):  # enough files for the process pool
@@ -322,6 +329,10 @@ def test_pathological_branching_is_analysed_in_parallel_and_cached_without_error
 
     assert cold.errors == warm.errors == []
     assert cold.findings == warm.findings
+    found = sorted((Path(f.path).name, f.line, f.code) for f in cold.findings)
+    assert found == sorted(
+        (f"{name}{index}.py", line, "RNK102") for index in range(8) for line in expected_lines
+    )
 
 
 _DIST = "import torch.distributed as dist\n\n\n"

@@ -10,7 +10,12 @@ import pytest
 from ranklint import Config
 from ranklint.analysis.context import FileContext
 from ranklint.analysis.names import NamePatterns
-from ranklint.analysis.rank import DEFAULT_RANK_NAMES, GLOBAL_AXIS, Taint
+from ranklint.analysis.rank import (
+    DEFAULT_RANK_NAMES,
+    GLOBAL_AXIS,
+    Taint,
+    axes_of_expression,
+)
 from ranklint.engine.walker import Walker
 from ranklint.rules.base import Rule
 
@@ -182,3 +187,300 @@ def test_configured_rank_names_replace_the_patterns() -> None:
     assert names.matches("leader_flag")
     assert not names.matches("rank")
     assert NamePatterns(DEFAULT_RANK_NAMES).matches("tensor_model_parallel_rank")
+
+
+# -- whole taints ---------------------------------------------------------------
+
+_ALL = frozenset({GLOBAL_AXIS})
+_DIST = "import torch.distributed as dist"
+
+
+@pytest.mark.parametrize(
+    ("prelude", "expression", "expected"),
+    [
+        # A comparison is as rank-dependent as its operands, on their axes.
+        ("", "rank == 0", Taint(rank=True, axes=_ALL)),
+        ("", "0 == tp_rank", Taint(rank=True, axes=frozenset({"tp"}))),
+        ("", "0 < rank < world_size", Taint(rank=True, axes=_ALL)),
+        # `rank in ranks` tests subgroup membership; the flag survives joins.
+        (
+            _DIST,
+            "dist.get_rank() in ranks",
+            Taint(rank=True, axes=_ALL, membership=True, strong=True),
+        ),
+        (
+            "",
+            "rank in ranks or helper()",
+            Taint(rank=True, via=frozenset({"@local:helper"}), axes=_ALL, membership=True),
+        ),
+        # Joining operands keeps everything either side carries.
+        ("", "tp_rank + dp_rank", Taint(rank=True, axes=frozenset({"tp", "dp"}))),
+        (
+            _DIST,
+            "dist.get_rank() + helper()",
+            Taint(rank=True, via=frozenset({"@local:helper"}), axes=_ALL, strong=True),
+        ),
+        ("", "first() - second()", Taint(via=frozenset({"@local:first", "@local:second"}))),
+        ("", "step if tp_rank else -dp_rank", Taint(rank=True, axes=frozenset({"tp", "dp"}))),
+        ("", "rank == 0 or verbose", Taint(rank=True, axes=_ALL)),
+        ("", "(leader := rank == 0)", Taint(rank=True, axes=_ALL)),
+        ("", "{tp_rank, 1}", Taint(rank=True, axes=frozenset({"tp"}))),
+        # Calls whose name is a rank query are strong rank sources.
+        ("", "trainer.is_world_process_zero()", Taint(rank=True, axes=_ALL, strong=True)),
+        (
+            "",
+            "get_tensor_model_parallel_rank()",
+            Taint(rank=True, axes=frozenset({"tp"}), strong=True),
+        ),
+        ("", "mesh.get_coordinate()[0]", Taint(rank=True, axes=_ALL, strong=True)),
+        ("", "tp_rank.real", Taint(rank=True, axes=frozenset({"tp"}))),
+        # Other calls: project functions stay open, the rest is rank-invariant.
+        ("", "helper()", Taint(via=frozenset({"@local:helper"}))),
+        ("", "self.helper()", Taint(via=frozenset({"@self:helper"}))),
+        ("", "make_handler()()", Taint()),
+        ("", 'config.get("RANK")', Taint()),
+        ("import os", "os.getenv()", Taint()),
+        ("import os", 'os.environ["RANKX"]', Taint()),
+        ("", "mpu.is_pipeline_first_stage() and mpu.is_pipeline_last_stage()", Taint()),
+    ],
+)
+def test_taint_of_an_expression_is_the_join_of_its_rank_sources(
+    prelude: str, expression: str, expected: Taint
+) -> None:
+    found = taint(expression, prelude)
+
+    assert found == expected
+
+
+@pytest.mark.parametrize(
+    ("expression", "axes"),
+    [
+        ("model_parallel_rank", {"tp", "pp"}),
+        ("mpu.get_model_parallel_rank()", {"tp", "pp"}),
+        ("tensor_model_parallel_rank", {"tp"}),
+    ],
+)
+def test_model_parallel_rank_varies_along_tensor_and_pipeline_axes_unless_one_is_named(
+    expression: str, axes: set[str]
+) -> None:
+    assert taint(expression).axes == axes
+
+
+# -- bindings -------------------------------------------------------------------
+
+
+def test_module_level_binding_is_seen_by_later_module_level_code() -> None:
+    found = taints(
+        """
+        import torch.distributed as dist
+
+        leader = dist.get_rank() == 0
+        probe(leader)
+        """
+    )
+
+    assert [t.rank for t in found] == [True]
+
+
+def test_binding_inside_a_function_does_not_leak_to_module_level() -> None:
+    found = taints(
+        """
+        import torch.distributed as dist
+
+        def setup():
+            leader = dist.get_rank() == 0
+            probe(leader)
+
+        probe(leader)
+        """
+    )
+
+    assert [t.rank for t in found] == [True, False]
+
+
+def test_tuple_assigned_from_a_tuple_binds_each_name_to_its_own_element() -> None:
+    found = taints(
+        """
+        import torch.distributed as dist
+
+        def f():
+            leader, steps = dist.get_rank() == 0, 10
+            probe(leader)
+            probe(steps)
+            steps, leader = 10, dist.get_rank() == 0
+            probe(steps)
+            probe(leader)
+        """
+    )
+
+    assert [t.rank for t in found] == [True, False, False, True]
+
+
+def test_names_unpacked_from_an_opaque_value_are_not_rank_dependent() -> None:
+    found = taints(
+        """
+        import torch.distributed as dist
+
+        def f(pair, sizes):
+            leader = dist.get_rank() == 0
+            leader, other = pair
+            probe(leader)
+            for rank, size in enumerate(sizes):
+                probe(rank)
+        """
+    )
+
+    assert [t.rank for t in found] == [False, False]
+
+
+def test_assigning_an_attribute_of_another_object_does_not_taint_self() -> None:
+    found = taints(
+        """
+        import torch.distributed as dist
+
+        class Trainer:
+            def __init__(self, peer):
+                peer.leader = dist.get_rank() == 0
+                probe(self.leader)
+        """
+    )
+
+    assert [t.rank for t in found] == [False]
+
+
+# -- call targets -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("prelude", "call", "via"),
+    [
+        ("", "cls.create()", {"@self:create"}),
+        ("", "Helper.create()", {"@local:Helper.create"}),
+        ("", "Helper.Inner.create()", {"@local:Helper.Inner.create"}),
+        ("from .utils import save", "save()", {".utils.save"}),
+        ("import mypkg.io", "mypkg.io.save()", {"mypkg.io.save"}),
+        # Not project functions: methods of objects, builtins, external libraries.
+        ("", "obj.create()", set()),
+        ("", "ValueError.mro()", set()),
+        ("", "Exception.__init__.__call__(self)", set()),
+        ("import torch", "torch.save(state, path)", set()),
+        ("import torch", "torch.cuda.synchronize()", set()),
+        ("import numpy as np", "np.random.seed(0)", set()),
+    ],
+)
+def test_calls_to_project_functions_are_left_open_under_their_resolvable_name(
+    prelude: str, call: str, via: set[str]
+) -> None:
+    found = taint(call, prelude)
+
+    assert (found.rank, found.via) == (False, via)
+
+
+# -- recursion bounds -------------------------------------------------------------
+
+# One level of each kind of expression the taint looks through; "@" is the inner one.
+_TAINT_LEVELS: dict[str, tuple[str, ...]] = {
+    "attribute": ("@.x",),
+    "pass-through call": ("int(@)",),
+    "subscripted value": ("@[0]",),
+    "subscript": ("x[@]",),
+    "comparison left": ("(@) == 0",),
+    "comparison right": ("0 == (@)",),
+    "boolean operand": ("x or (@)", "x and (@)"),
+    "unary operand": ("not (@)",),
+    "binary left": ("(@) + 1",),
+    "binary right": ("1 + (@)",),
+    "conditional test": ("a if (@) else b",),
+    "conditional body": ("(@) if c else b",),
+    "conditional else": ("a if c else (@)",),
+    "tuple": ("(@,)",),
+    "list": ("[@]",),
+    "set": ("{@}",),
+    "named expression": ("(x := @)",),
+    "await": ("await (@)",),
+}
+_TAINT_DEPTH_LIMIT = 40  # levels below the probed expression that are still evaluated
+
+
+def _nested(levels: tuple[str, ...], depth: int, leaf: str) -> str:
+    expression = leaf
+    for index in range(depth):
+        expression = levels[index % len(levels)].replace("@", expression)
+    return expression
+
+
+def _taint_in_async_function(expression: str) -> Taint:
+    (found,) = taints(f"async def f():\n    probe({expression})\n")
+    return found
+
+
+@pytest.mark.parametrize("levels", _TAINT_LEVELS.values(), ids=_TAINT_LEVELS.keys())
+def test_rank_name_at_the_depth_limit_still_taints_the_expression(
+    levels: tuple[str, ...],
+) -> None:
+    expression = _nested(levels, _TAINT_DEPTH_LIMIT, "rank")
+
+    assert _taint_in_async_function(expression) == Taint(rank=True, axes=_ALL)
+
+
+@pytest.mark.parametrize("levels", _TAINT_LEVELS.values(), ids=_TAINT_LEVELS.keys())
+def test_rank_name_past_the_depth_limit_is_not_evaluated_and_the_expression_is_clean(
+    levels: tuple[str, ...],
+) -> None:
+    expression = _nested(levels, _TAINT_DEPTH_LIMIT + 1, "rank")
+
+    assert _taint_in_async_function(expression) == Taint()
+
+
+# -- axes of group expressions ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("expression", "axes"),
+    [
+        ("groups.tp", {"tp"}),
+        ('mesh["dp"]', {"dp"}),
+        ('mesh[b"tp"]', {"tp"}),
+        ("get_group(expert_ranks)", {"ep"}),
+        ('("dp", "tp")', {"dp", "tp"}),
+        ("[data_group, cp_group]", {"dp", "cp"}),
+        ('mesh["model"]', {"tp", "pp"}),
+        ('mesh["model", "data"]', {"dp"}),
+        ('mesh["XDP"]', set()),
+    ],
+)
+def test_axes_of_a_group_expression_come_from_the_words_it_names(
+    expression: str, axes: set[str]
+) -> None:
+    assert axes_of_expression(cst.parse_expression(expression)) == axes
+
+
+# One level of each kind of expression whose words name axes; "@" is the inner one.
+_WORD_LEVELS: dict[str, tuple[str, str]] = {
+    "attribute": ("@.x", "tp"),
+    "called function": ("@()", "tp"),
+    "call argument": ("@()", "f(tp)"),
+    "subscripted value": ("@[0]", "tp"),
+    "subscript": ("x[@]", "tp"),
+    "tuple": ("(@,)", "tp"),
+    "list": ("[@]", "tp"),
+}
+_WORDS_DEPTH_LIMIT = 12
+
+
+@pytest.mark.parametrize(("level", "leaf"), _WORD_LEVELS.values(), ids=_WORD_LEVELS.keys())
+def test_axis_word_at_the_depth_limit_of_a_group_expression_is_found(level: str, leaf: str) -> None:
+    wraps = _WORDS_DEPTH_LIMIT - (leaf != "tp")
+    expression = _nested((level,), wraps, leaf)
+
+    assert axes_of_expression(cst.parse_expression(expression)) == {"tp"}
+
+
+@pytest.mark.parametrize(("level", "leaf"), _WORD_LEVELS.values(), ids=_WORD_LEVELS.keys())
+def test_axis_word_past_the_depth_limit_of_a_group_expression_is_not_read(
+    level: str, leaf: str
+) -> None:
+    wraps = _WORDS_DEPTH_LIMIT + 1 - (leaf != "tp")
+    expression = _nested((level,), wraps, leaf)
+
+    assert axes_of_expression(cst.parse_expression(expression)) == set()

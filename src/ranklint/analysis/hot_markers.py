@@ -142,10 +142,10 @@ def hot_reason(
     if patterns.matches(name):
         if name == "forward":
             if class_name is None:
-                return None, False
+                return None, False  # pragma: no mutate  (the flag is read only with a reason)
             return HotReason(HotKind.MODULE_FORWARD), True
         return HotReason(HotKind.NAMED), False
-    return None, False
+    return None, False  # pragma: no mutate  (the flag is read only with a reason)
 
 
 def _has_hot_comment(node: cst.FunctionDef) -> bool:

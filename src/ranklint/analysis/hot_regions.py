@@ -93,7 +93,7 @@ class HotRegions:
                 reason = self._hot_reason(module, function)
                 if reason is not None:
                     roots.append((ref, reason))
-                    self._hot.add(ref.key)
+                    self._hot.add(ref.key)  # pragma: no mutate  (re-walking a root adds nothing)
                 else:
                     scans.append(ref)
         for ref, reason in roots:
@@ -135,24 +135,23 @@ class HotRegions:
         if key in self._steps:
             return self._steps[key]
         self._steps[key] = None  # cycle guard
-        found: str | None = None
         if self._hot_reason(ref.module, ref.function) is not None:
-            found = f"{ref.function.name or ref.function.qualname}()"
+            found: str | None = f"{ref.function.name or ref.function.qualname}()"
         else:
-            found = self._marker(ref, ref.function.events, loops=False)
+            found = self._marker(ref, ref.function.events)
         self._steps[key] = found
         return found
 
-    def _marker(self, ref: FunctionRef, events: Sequence[Event], *, loops: bool) -> str | None:
+    def _marker(self, ref: FunctionRef, events: Sequence[Event]) -> str | None:
         """The first training marker ``events`` reach, else the first model forward."""
-        return self._find_marker(ref, events, loops=loops, training=True) or self._find_marker(
-            ref, events, loops=loops, training=False
+        return self._find_marker(ref, events, training=True) or self._find_marker(
+            ref, events, training=False
         )
 
     def _find_marker(
-        self, ref: FunctionRef, events: Sequence[Event], *, loops: bool, training: bool
+        self, ref: FunctionRef, events: Sequence[Event], *, training: bool
     ) -> str | None:
-        """The first step marker in ``events`` (inside nested loops if ``loops``)."""
+        """The first step marker in ``events``, not inside their nested loops."""
         for event in events:
             if isinstance(event, Marker):
                 if event.training or not training:
@@ -163,13 +162,9 @@ class HotRegions:
                     return f"{event.label}()"
             elif isinstance(event, Branch):
                 for arm in event.arms:
-                    found = self._find_marker(ref, arm, loops=loops, training=training)
+                    found = self._find_marker(ref, arm, training=training)
                     if found is not None:
                         return found
-            elif isinstance(event, Loop) and loops:
-                found = self._find_marker(ref, event.body, loops=loops, training=training)
-                if found is not None:
-                    return found
         return None
 
     # -- walking hot code ----------------------------------------------------
@@ -179,7 +174,7 @@ class HotRegions:
             if isinstance(event, Loop):
                 # A step loop steps in its own body: an epoch loop whose steps
                 # happen in a nested loop is not one (its per-epoch code is cold).
-                marker = self._marker(ref, event.body, loops=False)
+                marker = self._marker(ref, event.body)
                 if marker is not None:
                     region = HotRegion(ref.function.qualname, marker=marker)
                     self._walk(ref, event.body, region)

@@ -28,7 +28,7 @@ def string_value(node: cst.BaseExpression) -> str | None:
             value = node.evaluated_value
         except (SyntaxError, ValueError, MemoryError):
             return None
-        return value if isinstance(value, str) else None
+        return value if isinstance(value, str) else None  # pragma: no mutate  (never bytes here)
     if isinstance(node, cst.ConcatenatedString):
         left, right = string_value(node.left), string_value(node.right)  # type: ignore[arg-type]
         return None if left is None or right is None else left + right
@@ -36,11 +36,9 @@ def string_value(node: cst.BaseExpression) -> str | None:
 
 
 def int_value(node: cst.BaseExpression) -> int | None:
+    """The value of an integer literal (libcst has checked its syntax), else None."""
     if isinstance(node, cst.Integer):
-        try:
-            return int(node.value.replace("_", ""), 0)
-        except ValueError:
-            return None
+        return int(node.value, 0)  # base 0 reads prefixes and underscores as Python does
     return None
 
 

@@ -85,7 +85,7 @@ class MeshRecorder(NodeVisitor):
         if receiver is None or "mesh" not in receiver.rsplit(".", 1)[-1].lower():
             return
         elements = node.slice
-        values = []
+        values = []  # pragma: no mutate  (both branches below assign it)
         if len(elements) == 1 and isinstance(elements[0].slice, cst.Index):
             index = elements[0].slice.value
             if isinstance(index, cst.Tuple):

@@ -68,8 +68,9 @@ def last_name(node: cst.BaseExpression) -> str | None:
 def import_from_module(node: cst.ImportFrom) -> str:
     """The module of a ``from`` import, relative dots included (``..pkg.mod``)."""
     dots = "." * len(node.relative)
-    module = dotted_name(node.module) if node.module is not None else None
-    return dots + (module or "")
+    if node.module is None:
+        return dots
+    return dots + (dotted_name(node.module) or "")
 
 
 class NameTable:
@@ -118,20 +119,19 @@ class NameTable:
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self.bind_target(element.value, None)
-        elif isinstance(target, cst.StarredElement):
-            self.bind_target(target.value, None)
-        # Attribute and subscript targets bind no name.
+        # Attribute and subscript targets bind no name. (A starred name is an
+        # element of a tuple or list target: `element.value` is the name.)
 
     def bind_import_statement(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.Import):
             for alias in node.names:
                 full = dotted_name(alias.name)
                 if full is None:
-                    continue
+                    continue  # pragma: no mutate  (import names are always dotted names)
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                     self.bind_import(alias.asname.name.value, full)
                 else:
-                    top = full.split(".", 1)[0]
+                    top = full.partition(".")[0]
                     self.bind_import(top, top)
             return
         module = import_from_module(node)
@@ -142,7 +142,7 @@ class NameTable:
         for alias in node.names:
             name = dotted_name(alias.name)
             if name is None:
-                continue
+                continue  # pragma: no mutate  (import names are always dotted names)
             local = name
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
@@ -160,7 +160,7 @@ class NameTable:
     def lookup(self, name: str) -> str | None:
         """The qualified name ``name`` refers to here, or ``None`` if unknown."""
         innermost = len(self._scopes) - 1
-        for index in range(innermost, -1, -1):
+        for index in reversed(range(len(self._scopes))):
             scope = self._scopes[index]
             # Class bodies are not visible from the functions nested in them.
             if scope.kind is ScopeKind.CLASS and index != innermost:
@@ -176,7 +176,7 @@ class NameTable:
     def is_bound(self, name: str) -> bool:
         """Whether ``name`` is bound in a visible scope (it shadows a builtin)."""
         innermost = len(self._scopes) - 1
-        for index in range(innermost, -1, -1):
+        for index in reversed(range(len(self._scopes))):
             scope = self._scopes[index]
             if scope.kind is ScopeKind.CLASS and index != innermost:
                 continue
@@ -210,8 +210,8 @@ class NamePatterns:
         self._cache: dict[str, bool] = {}
 
     def matches(self, name: str) -> bool:
-        found = self._cache.get(name)
+        found = self._cache.get(name)  # pragma: no mutate  (a memo: any miss recomputes)
         if found is None:
             found = self._regex is not None and self._regex.match(name) is not None
-            self._cache[name] = found
+            self._cache[name] = found  # pragma: no mutate  (a memo)
         return found

@@ -304,8 +304,6 @@ class RankTaint:
             for element in target.elements:
                 # Unpacking a value gives each name an unknown part of it.
                 self.bind(element.value, CLEAN)
-        elif isinstance(target, cst.StarredElement):
-            self.bind(target.value, CLEAN)
         elif (
             isinstance(target, cst.Attribute)
             and isinstance(target.value, cst.Name)
@@ -427,8 +425,6 @@ class RankTaint:
             return Taint(rank=True, axes=axes or frozenset({GLOBAL_AXIS}), strong=True)
         if isinstance(func, cst.Name) and func.value in _PASS_THROUGH and qualified is None:
             return self._arguments(node, depth)
-        if isinstance(func, cst.Attribute) and last == "get" and self._is_environ(func.value):
-            return self._environment(node.args[0].value if node.args else None)
         target = call_target(func, self.names)
         if target is not None and not is_external(target):
             return Taint(via=frozenset({target}))
