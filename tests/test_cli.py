@@ -318,3 +318,188 @@ def test_parallel_cli_run_prints_what_a_serial_run_prints(run_cli, tmp_path: Pat
 
     assert parallel.out == serial.out
     assert len(json.loads(serial.out)) == 20
+
+
+ONE_FINDING = "from os import *\n"  # RNK301 only, a warning
+
+
+@pytest.mark.parametrize(
+    ("files", "summary"),
+    [
+        ({"a.py": ONE_FINDING}, "Found 1 finding (1 warning) in 1 file (1 file checked)."),
+        (
+            {"a.py": BAD, "b.py": ONE_FINDING, "c.py": CLEAN},
+            "Found 3 findings (1 error, 2 warnings) in 2 files (3 files checked).",
+        ),
+        (
+            {"a.py": BAD + "x = 1\n"},
+            "Found 2 findings (1 error, 1 warning) in 1 file (1 file checked).",
+        ),
+        ({"a.py": CLEAN, "b.py": CLEAN}, "All checks passed (2 files checked)."),
+    ],
+)
+def test_summary_line_counts_findings_severities_and_files_in_singular_or_plural(
+    run_cli, tmp_path: Path, files: dict[str, str], summary: str
+) -> None:
+    write(tmp_path / "pyproject.toml", "[tool.ranklint]\n")
+    for name, text in files.items():
+        write(tmp_path / name, text)
+
+    run = run_cli("check", cwd=tmp_path)
+
+    assert run.err == summary + "\n"
+
+
+def test_summary_with_two_errors_says_errors() -> None:
+    from ranklint.api import LintResult
+    from ranklint.faces.cli import _summary
+    from ranklint.findings import Finding, Severity
+
+    def error(path: str) -> Finding:
+        return Finding("RNK101", "n", Severity.ERROR, "m", path, 1, 1, 1, 2)
+
+    result = LintResult(findings=[error("a.py"), error("a.py")], files_checked=1)
+
+    assert _summary(result) == "Found 2 findings (2 errors) in 1 file (1 file checked)."
+
+
+def test_rules_command_prints_an_aligned_table_with_a_header(run_cli) -> None:
+    rules = all_rules()
+    width = max(len(rule.name) for rule in rules)
+
+    run = run_cli("rules")
+
+    lines = run.out.splitlines()
+    assert lines[0] == f"{'code':<7} {'name':<{width}} {'severity':<8} default  summary"
+    first = rules[0]
+    default = "on" if first.default_enabled else "off"
+    assert lines[1] == (
+        f"{first.code:<7} {first.name:<{width}} {first.severity.value:<8} {default:<8} "
+        f"{first.summary}"
+    )
+    assert {line.split()[3] for line in lines[1:]} == {"on", "off"}
+
+
+def test_rule_command_accepts_a_lower_case_code_and_names_an_unknown_one(run_cli) -> None:
+    known = run_cli("rule", "rnk102")
+    unknown = run_cli("rule", "rnk999")
+
+    assert (known.code, known.out.splitlines()[0].startswith("# RNK102")) == (0, True)
+    assert (unknown.code, unknown.out) == (2, "")
+    assert unknown.err == "ranklint: error: unknown rule 'rnk999'; `ranklint rules` lists them\n"
+
+
+def test_jobs_below_one_says_so_in_one_line(run_cli, project: Path) -> None:
+    run = run_cli("check", "--jobs", "0", cwd=project)
+
+    assert (run.code, run.out) == (2, "")
+    assert run.err == "ranklint: error: --jobs must be at least 1\n"
+
+
+def test_cache_dir_option_puts_the_cache_there_and_no_cache_writes_none(
+    run_cli, project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    chosen = tmp_path_factory.mktemp("chosen") / "cache"
+    unused = tmp_path_factory.mktemp("unused") / "cache"
+
+    cached = run_cli("check", "--cache-dir", str(chosen), "bad.py", cwd=project)
+    uncached = run_cli("check", "--no-cache", "--cache-dir", str(unused), "bad.py", cwd=project)
+
+    assert cached.out == uncached.out != ""
+    assert [p.name for p in chosen.iterdir() if p.is_dir()] != []
+    assert not unused.exists()
+
+
+def test_default_cache_is_made_in_the_project_root(
+    run_cli, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RANKLINT_CACHE_DIR")
+    write(project / "pkg" / "mod.py", BAD)
+
+    run = run_cli("check", "pkg/mod.py", cwd=project)
+
+    assert run.code == 1
+    assert (project / ".ranklint_cache").is_dir()
+    assert not (project / "pkg" / ".ranklint_cache").exists()
+
+
+def test_no_project_index_option_turns_off_cross_file_findings(run_cli, tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", "[tool.ranklint]\n")
+    write(
+        tmp_path / "utils.py",
+        "import torch.distributed as dist\n\n\ndef save():\n    dist.barrier()\n",
+    )
+    write(
+        tmp_path / "train.py",
+        "from utils import save\n\n\ndef step(rank):\n    if rank == 0:\n        save()\n",
+    )
+
+    indexed = run_cli("check", "--select", "RNK102", "train.py", cwd=tmp_path)
+    alone = run_cli("check", "--select", "RNK102", "--no-project-index", "train.py", cwd=tmp_path)
+
+    assert [line.split()[:2] for line in indexed.out.splitlines()][:1] == [
+        ["train.py:6:9:", "RNK102"]
+    ]
+    assert (alone.code, alone.out) == (0, "")
+
+
+def test_internal_error_without_verbose_hints_at_it_and_with_verbose_prints_the_traceback(
+    run_cli, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ranklint.rules.imports.wildcard_import import WildcardImport
+
+    def boom(self: object, node: object) -> None:
+        raise KeyError("bug")
+
+    monkeypatch.setattr(WildcardImport, "visit_ImportFrom", boom)
+
+    quiet = run_cli("check", "--jobs", "1", "--no-cache", "bad.py", cwd=project)
+    verbose = run_cli("check", "--jobs", "1", "--no-cache", "--verbose", "bad.py", cwd=project)
+
+    assert "Traceback" not in quiet.err
+    assert "Traceback" in verbose.err
+    assert "KeyError: 'bug'" in verbose.err
+
+
+def test_a_crash_outside_any_file_is_one_line_with_a_hint_unless_verbose(
+    run_cli, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ranklint.faces.cli as cli
+
+    def crash(*args: object, **kwargs: object) -> None:
+        raise ValueError("broken")
+
+    monkeypatch.setattr(cli, "lint_paths", crash)
+
+    quiet = run_cli("check", "bad.py", cwd=project)
+    verbose = run_cli("check", "--verbose", "bad.py", cwd=project)
+
+    assert (quiet.code, quiet.err) == (
+        2,
+        "ranklint: error: internal error: ValueError: broken\n"
+        "(run with --verbose for the traceback)\n",
+    )
+    assert verbose.err.startswith("ranklint: error: internal error: ValueError: broken\n")
+    assert "(run with --verbose" not in verbose.err
+
+
+@pytest.mark.parametrize(
+    ("options", "first_line_start"),
+    [
+        (("--format", "json"), "["),
+        (("--format", "json", "--statistics"), "["),  # a format wins over statistics
+        (("--format", "sarif"), "{"),
+        (("--format", "github"), "::error "),
+        (("--statistics",), "1  RNK101"),
+        ((), "bad.py:2:1: RNK101"),
+    ],
+)
+def test_output_format_options_choose_the_formatter(
+    run_cli, project: Path, options: tuple[str, ...], first_line_start: str
+) -> None:
+    run = run_cli("check", *options, "bad.py", cwd=project)
+
+    assert run.code == 1
+    assert run.out.startswith(first_line_start)
+    summary_expected = "--format" not in options or "text" in options
+    assert run.err.startswith("Found ") is summary_expected

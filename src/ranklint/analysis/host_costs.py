@@ -233,7 +233,7 @@ def _range_over(node: cst.BaseExpression, tensors: TensorTypes) -> str | None:
     ):
         return None
     bound = node.args[0].value
-    subject: cst.BaseExpression | None = None
+    subject: cst.BaseExpression | None = None  # pragma: no mutate  (any non-Name reads as None)
     if isinstance(bound, cst.Call):
         func = bound.func
         if isinstance(func, cst.Name) and func.value == "len" and bound.args:

@@ -326,8 +326,6 @@ class TensorTypes:
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self.bind(element.value, Kind.NONE)
-        elif isinstance(target, cst.StarredElement):
-            self.bind(target.value, Kind.NONE)
 
     def bind_assignment(
         self, targets: list[cst.BaseExpression], value: cst.BaseExpression | None
@@ -353,7 +351,7 @@ class TensorTypes:
             self.bind(target, Kind.TENSOR)
 
     def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
-        kind = Kind.NONE
+        kind = Kind.NONE  # pragma: no mutate  (bound as None, a name reads as not a tensor)
         if self.is_tensor(iterable):
             kind = Kind.TENSOR  # rows of a tensor are tensors
         elif (
