@@ -440,7 +440,7 @@ def test_rank_name_past_the_depth_limit_is_not_evaluated_and_the_expression_is_c
     [
         ("groups.tp", {"tp"}),
         ('mesh["dp"]', {"dp"}),
-        ('mesh[b"tp"]', {"tp"}),
+        ('mesh[r"tp"]', {"tp"}),
         ("get_group(expert_ranks)", {"ep"}),
         ('("dp", "tp")', {"dp", "tp"}),
         ("[data_group, cp_group]", {"dp", "cp"}),
@@ -484,3 +484,20 @@ def test_axis_word_past_the_depth_limit_of_a_group_expression_is_not_read(
     expression = _nested((level,), wraps, leaf)
 
     assert axes_of_expression(cst.parse_expression(expression)) == set()
+
+
+@pytest.mark.parametrize(
+    ("expression", "axes"),
+    [
+        # Mesh dimension names that begin or end with a string-prefix letter
+        # (b, r, u) keep every letter: "tensor" is not "tenso".
+        ('mesh["tensor"].get_local_rank()', {"tp"}),
+        ('mesh["replicate"].get_local_rank()', {"dp"}),
+        ('mesh[r"tp"].get_local_rank()', {"tp"}),
+        ("mesh[b'tp'].get_local_rank()", {GLOBAL_AXIS}),  # bytes name no dimension
+    ],
+)
+def test_mesh_dimension_names_are_read_as_string_values_without_losing_letters(
+    expression: str, axes: set[str]
+) -> None:
+    assert taint(expression).axes == axes

@@ -19,7 +19,7 @@ def guard_kind(test: cst.BaseExpression) -> str | None:
                 return "not-main"
         return None
     name = dotted_name(test)
-    if name is not None and name.rsplit(".", 1)[-1] == "TYPE_CHECKING":
+    if name is not None and name.rpartition(".")[2] == "TYPE_CHECKING":
         return "type-checking"
     return None
 

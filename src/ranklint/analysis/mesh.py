@@ -82,7 +82,7 @@ class MeshRecorder(NodeVisitor):
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         receiver = dotted_name(node.value)
-        if receiver is None or "mesh" not in receiver.rsplit(".", 1)[-1].lower():
+        if receiver is None or "mesh" not in receiver.rpartition(".")[2].lower():
             return
         elements = node.slice
         values = []  # pragma: no mutate  (both branches below assign it)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ranklint.analysis.catalog import RANK_ENVIRONMENT, RANK_FUNCTIONS
+from ranklint.analysis.literals import string_value
 from ranklint.analysis.names import NamePatterns, NameTable, dotted_name
 
 GLOBAL_AXIS = "*"
@@ -169,8 +170,7 @@ def _collect_words(node: cst.CSTNode, words: list[str], depth: int) -> None:
         _collect_words(node.value, words, depth + 1)
         words += identifier_words(node.attr.value)
     elif isinstance(node, cst.SimpleString):
-        text = node.value.strip("\"'bBrRuU")
-        words += identifier_words(text)
+        words += identifier_words(string_value(node) or "")
     elif isinstance(node, cst.Call):
         _collect_words(node.func, words, depth + 1)
         for arg in node.args:
@@ -253,8 +253,9 @@ def call_target(node: cst.BaseExpression, names: NameTable) -> str | None:
             return qualified
         dotted = dotted_name(node)
         if dotted is not None and "." in dotted:
-            head = dotted.split(".", 1)[0]
-            if names.lookup(head) is None and head not in _BUILTINS and head[:1].isupper():
+            # Unresolved, so `head` is no import: a class of this file, maybe.
+            head = dotted.partition(".")[0]
+            if head not in _BUILTINS and head[:1].isupper():
                 # ``Helper.method`` on a class defined in this file.
                 return f"@local:{dotted}"
     return None
@@ -536,6 +537,5 @@ _EXTERNAL_ROOTS = frozenset(
 
 def is_external(target: str) -> bool:
     """Targets that are certainly not project functions (stdlib, torch, numpy, ...)."""
-    if target.startswith("@") or target.startswith("."):
-        return False
-    return target.split(".", 1)[0] in _EXTERNAL_ROOTS
+    # `@local:f`, `@self:f` and relative `.mod.f` never start with a known root.
+    return target.partition(".")[0] in _EXTERNAL_ROOTS

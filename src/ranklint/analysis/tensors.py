@@ -442,7 +442,7 @@ class TensorTypes:
                     return self._torch_function(node, method, depth)
                 if qualified.startswith("torch.nn.functional."):
                     return Kind.TENSOR
-                last = qualified.rsplit(".", 1)[-1]
+                last = qualified.rpartition(".")[2]
                 if qualified.startswith("torch.nn.") and last[:1].isupper():
                     return Kind.MODULE
                 return Kind.NONE
@@ -506,7 +506,7 @@ class TensorTypes:
         qualified = self.names.resolve(annotation)
         if qualified is not None and qualified in _TENSOR_ANNOTATIONS:
             return True
-        if qualified is not None and qualified.rsplit(".", 1)[-1] in _TENSOR_ANNOTATION_NAMES:
+        if qualified is not None and qualified.rpartition(".")[2] in _TENSOR_ANNOTATION_NAMES:
             return qualified.startswith("torch.")
         return False
 
