@@ -160,3 +160,29 @@ def test_project_root_without_any_marker_is_none(tmp_path: Path) -> None:
     write(tmp_path / "a.py", "")
 
     assert project_root([str(tmp_path / "a.py")], Config(root=str(tmp_path / "x"))) is None
+
+
+def test_lint_paths_without_a_config_uses_the_defaults(project: Path) -> None:
+    result = lint_paths(["skipped/bad.py"], jobs=1)
+
+    assert [f.code for f in result.findings] == ["RNK301"]
+
+
+@pytest.mark.parametrize("jobs", [1, 3, None])
+def test_lint_paths_runs_the_files_with_the_jobs_asked_for(
+    project: Path, monkeypatch: pytest.MonkeyPatch, jobs: int | None
+) -> None:
+    import ranklint.api as api
+
+    seen: list[int | None] = []
+    real = api.lint_files
+
+    def spy(files, config, *, jobs, cache):  # type: ignore[no-untyped-def]
+        seen.append(jobs)
+        return real(files, config, jobs=1, cache=cache)
+
+    monkeypatch.setattr(api, "lint_files", spy)
+
+    lint_paths(["train.py"], Config(), jobs=jobs)
+
+    assert seen == [jobs]

@@ -401,6 +401,7 @@ def test_cache_dir_option_puts_the_cache_there_and_no_cache_writes_none(
 ) -> None:
     chosen = tmp_path_factory.mktemp("chosen") / "cache"
     unused = tmp_path_factory.mktemp("unused") / "cache"
+    before = sorted(project.rglob("*"))
 
     cached = run_cli("check", "--cache-dir", str(chosen), "bad.py", cwd=project)
     uncached = run_cli("check", "--no-cache", "--cache-dir", str(unused), "bad.py", cwd=project)
@@ -408,6 +409,7 @@ def test_cache_dir_option_puts_the_cache_there_and_no_cache_writes_none(
     assert cached.out == uncached.out != ""
     assert [p.name for p in chosen.iterdir() if p.is_dir()] != []
     assert not unused.exists()
+    assert sorted(project.rglob("*")) == before  # nothing written in the project either
 
 
 def test_default_cache_is_made_in_the_project_root(
@@ -503,3 +505,149 @@ def test_output_format_options_choose_the_formatter(
     assert run.out.startswith(first_line_start)
     summary_expected = "--format" not in options or "text" in options
     assert run.err.startswith("Found ") is summary_expected
+
+
+def test_default_cache_goes_to_the_checked_files_project_rather_than_the_working_folder(
+    run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RANKLINT_CACHE_DIR")
+    write(tmp_path / "sub" / "setup.py", "")
+    write(tmp_path / "sub" / "mod.py", BAD)
+
+    run = run_cli("check", "sub/mod.py", cwd=tmp_path)
+
+    assert run.code == 1
+    assert (tmp_path / "sub" / ".ranklint_cache").is_dir()
+    assert not (tmp_path / ".ranklint_cache").exists()
+
+
+def test_version_option_prints_the_program_name_and_version(run_cli) -> None:
+    from ranklint import __version__
+
+    run = run_cli("--version")
+
+    assert (run.code, run.out) == (0, f"ranklint {__version__}\n")
+
+
+def test_help_names_the_program_its_commands_and_option_placeholders(run_cli) -> None:
+    top = run_cli("--help")
+    check = run_cli("check", "--help")
+
+    assert top.out.startswith("usage: ranklint [-h] [--version] COMMAND ...\n")
+    assert "usage: ranklint check " in check.out
+    assert "--cache-dir DIR" in check.out
+
+
+def test_usage_error_of_a_command_says_so_in_ranklint_terms(run_cli, project: Path) -> None:
+    run = run_cli("check", "--jobs", "many", cwd=project)
+
+    assert run.code == 2
+    assert run.err == (
+        "ranklint: error: argument --jobs/-j: invalid int value: 'many'\n"
+        "(see `ranklint check --help`)\n"
+    )
+
+
+@pytest.mark.parametrize(("verbose", "level"), [(True, "DEBUG"), (False, "WARNING")])
+def test_logging_is_set_up_at_debug_level_only_with_verbose(
+    run_cli, project: Path, monkeypatch: pytest.MonkeyPatch, verbose: bool, level: str
+) -> None:
+    import logging
+
+    import ranklint.faces.cli as cli
+
+    calls: list[dict[str, object]] = []
+    monkeypatch.setattr(cli.logging, "basicConfig", lambda **kwargs: calls.append(kwargs))
+
+    run_cli("check", *(["--verbose"] if verbose else []), "clean.py", cwd=project)
+
+    assert calls == [
+        {
+            "level": getattr(logging, level),
+            "format": "ranklint: %(levelname)s: %(name)s: %(message)s",
+        }
+    ]
+
+
+def test_logging_of_a_command_without_verbose_option_is_at_warning_level(
+    run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import logging
+
+    import ranklint.faces.cli as cli
+
+    calls: list[dict[str, object]] = []
+    monkeypatch.setattr(cli.logging, "basicConfig", lambda **kwargs: calls.append(kwargs))
+
+    run_cli("rules")
+
+    assert [call["level"] for call in calls] == [logging.WARNING]
+
+
+def test_interrupt_exits_130_with_one_line(
+    run_cli, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ranklint.faces.cli as cli
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "lint_paths", interrupted)
+
+    run = run_cli("check", "bad.py", cwd=project)
+
+    assert (run.code, run.out, run.err) == (130, "", "ranklint: interrupted\n")
+
+
+def test_crash_in_a_command_without_verbose_option_still_hints_at_verbose(
+    run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ranklint.faces.cli as cli
+
+    def crash(out: object) -> int:
+        raise OSError("disk")
+
+    monkeypatch.setattr(cli, "_rules", crash)
+
+    run = run_cli("rules")
+
+    assert (run.code, run.err) == (
+        2,
+        "ranklint: error: internal error: OSError: disk\n(run with --verbose for the traceback)\n",
+    )
+
+
+def test_check_passes_jobs_and_force_exclude_on_to_the_run(
+    run_cli, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ranklint.faces.cli as cli
+
+    seen: list[dict[str, object]] = []
+    real = cli.lint_paths
+
+    def spy(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        seen.append({key: kwargs[key] for key in ("jobs", "force_exclude", "whole_project")})
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cli, "lint_paths", spy)
+
+    run_cli("check", "--jobs", "1", "--force-exclude", "bad.py", cwd=project)
+    run_cli("check", "bad.py", cwd=project)
+
+    assert seen == [
+        {"jobs": 1, "force_exclude": True, "whole_project": True},
+        {"jobs": None, "force_exclude": False, "whole_project": True},
+    ]
+
+
+def test_force_exclude_skips_an_excluded_file_named_on_the_command_line(
+    run_cli, tmp_path: Path
+) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.ranklint]\nexclude = ["gen"]\n')
+    write(tmp_path / "gen" / "bad.py", BAD)
+
+    named = run_cli("check", "gen/bad.py", cwd=tmp_path)
+    forced = run_cli("check", "--force-exclude", "gen/bad.py", cwd=tmp_path)
+
+    assert named.code == 1
+    assert (forced.code, forced.out) == (0, "")

@@ -144,3 +144,13 @@ def test_rule_page_example_blocks_keep_the_examples_first_line_indentation() -> 
     assert example.rstrip("\n") == _strip_markers(invalid[0]).rstrip()
     assert example.startswith("import ")
     assert not example.endswith("\n\n")
+
+
+def test_docs_command_reads_the_folder_from_the_command_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.argv", ["python -m ranklint.docs", str(tmp_path / "out")])
+
+    assert main() == 0
+
+    assert (tmp_path / "out" / "rules" / "README.md").is_file()

@@ -130,3 +130,42 @@ def test_plugin_raises_on_an_internal_error_with_the_error_described(
         RanklintFlake8Plugin(ast.parse("x = 1\n"), "m.py", ["x = 1\n"])
 
     assert str(info.value) == broken.describe()
+
+
+_UNMARKED_TEST = "import torch\n\n\ndef test_on_gpu():\n    torch.ones(2, device='cuda')\n"
+
+
+@pytest.mark.parametrize(
+    ("filename", "expected"), [("tests/test_gpu.py", ["RNK603"]), ("gpu.py", [])]
+)
+def test_plugin_lints_under_the_file_name_flake8_gives_and_the_project_selection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, filename: str, expected: list[str]
+) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.ranklint]\nselect = ["RNK6"]\n')
+    monkeypatch.chdir(tmp_path)
+    _config.cache_clear()
+    source = _UNMARKED_TEST + "from os import *\n"  # RNK301: not selected
+
+    plugin = RanklintFlake8Plugin(ast.parse(source), filename, source.splitlines(keepends=True))
+
+    assert [text.split()[0] for _, _, text, _ in plugin.run()] == expected
+
+
+def test_plugin_raises_with_every_internal_error_joined(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _config.cache_clear()
+    errors = [
+        InternalError("m.py", "rule RNK101", "one"),
+        InternalError("m.py", "rule RNK301", "two"),
+    ]
+    monkeypatch.setattr(
+        "ranklint.faces.flake8_plugin.lint_source",
+        lambda *args: LintResult(findings=[], errors=errors, files_checked=1),
+    )
+
+    with pytest.raises(RuntimeError) as info:
+        RanklintFlake8Plugin(ast.parse("x = 1\n"), "m.py", ["x = 1\n"])
+
+    assert str(info.value) == f"{errors[0].describe()}; {errors[1].describe()}"

@@ -72,7 +72,9 @@ def lint_paths(
             # where possible: these paths appear in call chains.
             relative = os.path.relpath(root)
             spelled = str(root) if relative.startswith("..") else relative
-            everything = discover([spelled], config, force_exclude=True).files
+            # Not mutated: the root is a folder, whose excluded files are skipped
+            # whether or not exclusion is forced.
+            everything = discover([spelled], config, force_exclude=True).files  # pragma: no mutate
             extra = [path for path in everything if os.path.abspath(path) not in given]
     cache = Cache.for_config(config, Path(cache_dir)) if cache_dir is not None else None
     results = lint_files([*files, *extra], config, jobs=jobs, cache=cache)

@@ -170,13 +170,11 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         cache_dir=cache_dir,
         whole_project=not args.no_project_index,
     )
-    _write_findings(args, config, result, out)
+    _write_findings(args, result, out)
     return _report_and_exit_code(args, result, err)
 
 
-def _write_findings(
-    args: argparse.Namespace, config: Config, result: LintResult, out: TextIO
-) -> None:
+def _write_findings(args: argparse.Namespace, result: LintResult, out: TextIO) -> None:
     if args.format == "json":
         out.write(format_json(result.findings))
     elif args.format == "sarif":
