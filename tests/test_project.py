@@ -482,3 +482,31 @@ def test_each_way_ranks_diverge_has_its_own_message(
     result = lint_paths([path], Config(select=("RNK102",), root=tmp_path), jobs=1)
 
     assert [(f.line, f.message) for f in result.findings] == [(line, message.format(path=path))]
+
+
+def test_a_name_bound_by_a_walrus_keeps_the_rank_dependence_of_its_value() -> None:
+    source = (
+        "import torch.distributed as dist\n\n\ndef f():\n"
+        "    if (leader := dist.get_rank() == 0):\n        pass\n"
+        "    if leader:\n        dist.barrier()\n"
+    )
+
+    result = lint_source(source, "m.py", Config(select=("RNK102",)))
+
+    assert [(f.line, f.message.split(";")[0]) for f in result.findings] == [
+        (8, "`barrier` is reached only when `leader`")
+    ]
+
+
+def test_a_rank_that_raises_before_a_collective_is_a_crash_not_a_divergence() -> None:
+    # Raising ends the job (the launcher tears every rank down); returning early
+    # leaves the other ranks waiting in the collective.
+    source = (
+        "import torch.distributed as dist\n\n\n"
+        "def g(rank):\n    if rank == 0:\n        raise ValueError('no')\n    dist.barrier()\n\n\n"
+        "def h(rank):\n    if rank == 0:\n        return\n    dist.barrier()\n"
+    )
+
+    result = lint_source(source, "m.py", Config(select=("RNK102",)))
+
+    assert [(f.line, f.code) for f in result.findings] == [(13, "RNK102")]
