@@ -45,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Static analysis for distributed PyTorch training and inference code.",
     )
     parser.add_argument("--version", action="version", version=f"ranklint {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    # Sub-parsers are of the parent's class (_Parser) by default.
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     check = sub.add_parser("check", help="check files and directories (default: .)")
     check.add_argument("paths", nargs="*", metavar="PATH", help="files or directories")
