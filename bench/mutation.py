@@ -64,6 +64,7 @@ _ANALYSIS_TESTS = (
     "tests/test_mesh.py",
     "tests/test_engineering_rules.py",
     "tests/test_project.py",
+    "tests/test_project_facts.py",
     "tests/test_rule_examples.py",
     "tests/test_fixtures.py",
 )

@@ -510,3 +510,16 @@ def test_a_rank_that_raises_before_a_collective_is_a_crash_not_a_divergence() ->
     result = lint_source(source, "m.py", Config(select=("RNK102",)))
 
     assert [(f.line, f.code) for f in result.findings] == [(13, "RNK102")]
+
+
+def test_group_creation_arguments_are_quoted_once_each_in_the_message() -> None:
+    source = (
+        "import torch.distributed as dist\n\n\ndef f(rank):\n"
+        '    if rank == 0:\n        dist.new_group([0, 1], backend="gloo")\n'
+    )
+
+    result = lint_source(source, "m.py", Config(select=("RNK105",)))
+
+    assert [f.message.split(" is reached")[0] for f in result.findings] == [
+        '`new_group([0, 1], backend="gloo")`'
+    ]

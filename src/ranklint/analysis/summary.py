@@ -240,7 +240,10 @@ class FactsBuilder:
         label = dotted_name(node.func) or spec.short
         if spec.kind is CallKind.GROUP_CREATION:
             # Creation runs over the default group; its arguments tell groups apart.
-            arguments = ", ".join(self.module.code_for_node(arg).strip() for arg in node.args)
+            arguments = ", ".join(
+                self.module.code_for_node(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)).strip()
+                for arg in node.args
+            )
             return Collective(spec.name, spec.short, spec.kind, arguments, frozenset(), site, label)
         if spec.implicit_group:
             return Collective(spec.name, spec.short, spec.kind, None, None, site, label)
