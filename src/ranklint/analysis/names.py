@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 import fnmatch
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -157,14 +157,19 @@ class NameTable:
         }
 
     # -- lookups -----------------------------------------------------------
-    def lookup(self, name: str) -> str | None:
-        """The qualified name ``name`` refers to here, or ``None`` if unknown."""
+    def _visible_scopes(self) -> Iterator[Scope]:
+        """The scopes a name here can refer to, innermost first."""
         innermost = len(self._scopes) - 1
         for index in reversed(range(len(self._scopes))):
             scope = self._scopes[index]
             # Class bodies are not visible from the functions nested in them.
             if scope.kind is ScopeKind.CLASS and index != innermost:
                 continue
+            yield scope
+
+    def lookup(self, name: str) -> str | None:
+        """The qualified name ``name`` refers to here, or ``None`` if unknown."""
+        for scope in self._visible_scopes():
             if name in scope.bindings:
                 return scope.bindings[name]
         star = self._scopes[0].star_modules
@@ -175,14 +180,7 @@ class NameTable:
 
     def is_bound(self, name: str) -> bool:
         """Whether ``name`` is bound in a visible scope (it shadows a builtin)."""
-        innermost = len(self._scopes) - 1
-        for index in reversed(range(len(self._scopes))):
-            scope = self._scopes[index]
-            if scope.kind is ScopeKind.CLASS and index != innermost:
-                continue
-            if name in scope.bindings:
-                return True
-        return False
+        return any(name in scope.bindings for scope in self._visible_scopes())
 
     def is_bound_locally(self, name: str) -> bool:
         """Whether ``name`` is bound in a function scope (it shadows a module-level name)."""
