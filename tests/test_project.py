@@ -486,7 +486,7 @@ def test_each_way_ranks_diverge_has_its_own_message(
 
 def test_a_name_bound_by_a_walrus_keeps_the_rank_dependence_of_its_value() -> None:
     source = (
-        "import torch.distributed as dist\n\n\ndef f():\n"
+        _DIST + "def f():\n"
         "    if (leader := dist.get_rank() == 0):\n        pass\n"
         "    if leader:\n        dist.barrier()\n"
     )
@@ -502,8 +502,8 @@ def test_a_rank_that_raises_before_a_collective_is_a_crash_not_a_divergence() ->
     # Raising ends the job (the launcher tears every rank down); returning early
     # leaves the other ranks waiting in the collective.
     source = (
-        "import torch.distributed as dist\n\n\n"
-        "def g(rank):\n    if rank == 0:\n        raise ValueError('no')\n    dist.barrier()\n\n\n"
+        _DIST + "def g(rank):\n    if rank == 0:\n        raise ValueError('no')\n"
+        "    dist.barrier()\n\n\n"
         "def h(rank):\n    if rank == 0:\n        return\n    dist.barrier()\n"
     )
 
@@ -514,8 +514,7 @@ def test_a_rank_that_raises_before_a_collective_is_a_crash_not_a_divergence() ->
 
 def test_group_creation_arguments_are_quoted_once_each_in_the_message() -> None:
     source = (
-        "import torch.distributed as dist\n\n\ndef f(rank):\n"
-        '    if rank == 0:\n        dist.new_group([0, 1], backend="gloo")\n'
+        _DIST + 'def f(rank):\n    if rank == 0:\n        dist.new_group([0, 1], backend="gloo")\n'
     )
 
     result = lint_source(source, "m.py", Config(select=("RNK105",)))
