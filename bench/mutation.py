@@ -58,11 +58,14 @@ _ANALYSIS_TESTS = (
     "tests/test_literals.py",
     "tests/test_rank_taint.py",
     "tests/test_rank_guards.py",
+    "tests/test_rank_values.py",
+    "tests/test_realbugs.py",
     "tests/test_rnk101_import_time.py",
     "tests/test_hot_path.py",
     "tests/test_host_costs.py",
     "tests/test_mesh.py",
     "tests/test_engineering_rules.py",
+    "tests/test_ignored_process_group.py",
     "tests/test_project.py",
     "tests/test_project_facts.py",
     "tests/test_rule_examples.py",
@@ -110,7 +113,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ),
     ),
     "names": (("analysis/names.py", "analysis/literals.py"), _ANALYSIS_TESTS),
-    "rank": (("analysis/rank.py", "analysis/guards.py"), _ANALYSIS_TESTS),
+    "rank": (("analysis/rank.py", "analysis/axes.py", "analysis/guards.py"), _ANALYSIS_TESTS),
     "facts": (
         (
             "analysis/events.py",

@@ -8,14 +8,10 @@ import libcst as cst
 import pytest
 
 from ranklint import Config
+from ranklint.analysis.axes import DEFAULT_RANK_NAMES, GLOBAL_AXIS, axes_of_expression
 from ranklint.analysis.context import FileContext
 from ranklint.analysis.names import NamePatterns
-from ranklint.analysis.rank import (
-    DEFAULT_RANK_NAMES,
-    GLOBAL_AXIS,
-    Taint,
-    axes_of_expression,
-)
+from ranklint.analysis.rank import Taint
 from ranklint.engine.walker import Walker
 from ranklint.rules.base import Rule
 
@@ -501,3 +497,257 @@ def test_mesh_dimension_names_are_read_as_string_values_without_losing_letters(
     expression: str, axes: set[str]
 ) -> None:
     assert taint(expression).axes == axes
+
+
+# -- binding forms, control dependence and rank-local state (issue 14) --------
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        # A library function known to return (rank, world_size).
+        (
+            "from mmengine.dist import get_dist_info\nr, w = get_dist_info()\nprobe(r)\nprobe(w)",
+            [True, False],
+        ),
+        # A name that looks like a rank, unpacked from a call the analysis cannot see into.
+        ("rank, world_size = unknown.setup()\nprobe(rank)\nprobe(world_size)", [True, False]),
+        ("self_rank, n = unknown.setup()\nprobe(self_rank)", [False]),
+        # Unpacking from a loop or a plain value keeps unknown parts clean.
+        ("for rank, ranks in enumerate(groups):\n    probe(rank)", [False]),
+        ("pair = (1, 2)\nrank, other = pair\nprobe(rank)", [False]),
+        # A starred target holds an unknown slice of the result.
+        ("import os\n*parts, last = os.environ['RANK'].split()\nprobe(parts)", [False]),
+    ],
+    ids=["known-library", "rank-like-name", "other-name", "loop", "plain-value", "starred"],
+)
+def test_unpacked_names_take_the_rank_part_of_their_call(source: str, expected: list[bool]) -> None:
+    assert [t.rank for t in taints(source)] == expected
+
+
+def test_unpacking_a_project_call_names_each_element_for_the_project_phase() -> None:
+    first, second, last = taints(
+        """
+        r, w = setup()
+        probe(r)
+        probe(w)
+        *_, tail = setup()
+        probe(tail)
+        """
+    )
+
+    assert (first.rank, first.via) == (False, frozenset({"@local:setup#0"}))
+    assert second.via == frozenset({"@local:setup#1"})
+    assert last.via == frozenset({"@local:setup#-1"})
+
+
+def test_awaited_project_call_unpacks_like_a_plain_call() -> None:
+    (found,) = taints("async def f():\n    r, w = await setup()\n    probe(r)\n")
+
+    assert found.via == frozenset({"@local:setup#0"})
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (
+            """
+            import torch.distributed as dist
+            def f(t):
+                if dist.get_rank() == 0:
+                    stop = t.item() > 3
+                else:
+                    stop = False
+                probe(stop)
+            """,
+            True,
+        ),
+        (
+            """
+            import torch.distributed as dist
+            def f(t, flag):
+                if flag:
+                    stop = True
+                else:
+                    stop = False
+                probe(stop)
+            """,
+            False,
+        ),
+        # After a broadcast the flag holds rank 0's value on every rank.
+        (
+            """
+            import torch.distributed as dist
+            def f(flag):
+                if dist.get_rank() == 0:
+                    flag = compute()
+                dist.broadcast(flag, src=0)
+                probe(flag)
+            """,
+            False,
+        ),
+        # Computed in a loop whose trip count depends on the rank.
+        (
+            """
+            import torch.distributed as dist
+            def f(files):
+                count = 0
+                for name in files[dist.get_rank()::2]:
+                    count += 1
+                probe(count)
+            """,
+            True,
+        ),
+        (
+            """
+            import torch.distributed as dist
+            def f(batches):
+                done = False
+                while not done and dist.get_rank() > 0:
+                    done = step()
+                probe(done)
+            """,
+            True,
+        ),
+        # State written under a rank condition, read in another method.
+        (
+            """
+            import torch.distributed as dist
+            class Saver:
+                def update(self, step):
+                    if dist.get_rank() == 0:
+                        self.last_synced = step
+                def due(self):
+                    probe(self.last_synced)
+            """,
+            True,
+        ),
+    ],
+    ids=["if-else", "flag-branch", "broadcast-sanitises", "sharded-loop", "while", "attribute"],
+)
+def test_values_assigned_under_a_rank_dependent_test_depend_on_the_rank(
+    source: str, expected: bool
+) -> None:
+    (found,) = taints(source)
+
+    assert found.possible is expected
+
+
+def test_control_dependence_does_not_make_the_value_a_membership_test() -> None:
+    (found,) = taints("if rank in ranks:\n    x = 1\nprobe(x)\n")
+
+    assert (found.rank, found.membership) == (True, False)
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (
+            """
+            import torch.distributed as dist
+            LEADER = None
+            def init():
+                global LEADER
+                LEADER = dist.get_rank() == 0
+            probe(LEADER)
+            def use():
+                probe(LEADER)
+            """,
+            [True, True],
+        ),
+        (
+            """
+            import torch.distributed as dist
+            LEADER = True
+            def init():
+                LEADER = dist.get_rank() == 0
+                probe(LEADER)
+            probe(LEADER)
+            """,
+            [True, False],
+        ),
+        (
+            """
+            import torch.distributed as dist
+            def outer():
+                leader = False
+                def init():
+                    nonlocal leader
+                    leader = dist.get_rank() == 0
+                probe(leader)
+            """,
+            [True],
+        ),
+        (
+            """
+            import torch.distributed as dist
+            def f():
+                global LEADER
+                probe(LEADER)
+            """,
+            [False],
+        ),
+    ],
+    ids=["global", "local-shadows", "nonlocal", "global-unbound"],
+)
+def test_global_and_nonlocal_assignments_write_the_declared_scope(
+    source: str, expected: list[bool]
+) -> None:
+    assert [t.rank for t in taints(source)] == expected
+
+
+@pytest.mark.parametrize(
+    ("prelude", "expression", "expected"),
+    [
+        ("import random", "random.random() < 0.1", True),
+        ("import numpy as np", "np.random.rand() < p", True),
+        ("import torch", "torch.rand(1) < p", True),
+        ("import torch", "torch.rand(1, generator=g) < p", False),
+        ("import os", 'os.environ[r"RANK"]', True),
+        ("import os", "os.environ['WORLD_SIZE']", False),
+        ("", "files[rank::world]", True),
+        ("", "files[:n]", False),
+    ],
+)
+def test_random_draws_raw_environment_keys_and_rank_slices(
+    prelude: str, expression: str, expected: bool
+) -> None:
+    assert taint(expression, prelude).rank is expected
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("args.local_rank != -1", False),
+        ("local_rank == -1", False),
+        ("rank >= 0", False),
+        ("self.rank < 0", False),
+        ("rank > -1", False),
+        ("rank <= -1", False),
+        ("rank != 1", True),
+        ("rank >= 1", True),
+        ("rank < 1", True),
+        ("position == -1", False),
+        ("0 <= rank < 4", True),
+    ],
+)
+def test_is_distributed_checks_on_a_rank_are_the_same_on_every_rank(
+    expression: str, expected: bool
+) -> None:
+    assert taint(expression).rank is expected
+
+
+def test_branch_test_is_judged_before_its_arms_assign_what_it_reads() -> None:
+    found = taints(
+        """
+        import torch.distributed as dist
+        class Task:
+            def seed(self):
+                probe(self._seed is None)
+                if self._seed is None:
+                    self._seed = dist.get_rank()
+                probe(self._seed is None)
+        """
+    )
+
+    assert [t.rank for t in found] == [False, True]

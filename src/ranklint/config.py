@@ -25,8 +25,8 @@ from typing import Any
 
 import pathspec
 
+from ranklint.analysis.axes import DEFAULT_RANK_NAMES
 from ranklint.analysis.hot_markers import DEFAULT_HOT_FUNCTIONS
-from ranklint.analysis.rank import DEFAULT_RANK_NAMES
 from ranklint.analysis.settings import (
     AnalysisSettings,
     compile_extra_collectives,

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ranklint.analysis.axes import GLOBAL_AXIS, axes_of_words, identifier_words
 from ranklint.analysis.events import (
     Branch,
     CallEvent,
@@ -23,7 +24,7 @@ from ranklint.analysis.events import (
     Opaque,
     Site,
 )
-from ranklint.analysis.rank import GLOBAL_AXIS, axes_of_words, identifier_words
+from ranklint.analysis.rank import element_target
 
 # Bounds that keep pathological call graphs cheap.
 MAX_DEPTH = 8
@@ -75,7 +76,9 @@ class ProjectIndex:
             self.names[summary.path] = name
             self.modules.setdefault(name, summary)
             self._by_last.setdefault(name.rsplit(".", 1)[-1], []).append(name)
-        self._returns_rank: dict[tuple[str, str], tuple[frozenset[str], bool] | None] = {}
+        self._returns_rank: dict[
+            tuple[str, str, int | None], tuple[frozenset[str], bool] | None
+        ] = {}
 
     # -- resolution ----------------------------------------------------------
     def resolve(
@@ -193,34 +196,52 @@ class ProjectIndex:
         return ".".join([*package, rest]) if rest else ".".join(package)
 
     # -- rank predicates -----------------------------------------------------
-    def returns_rank(self, ref: FunctionRef, depth: int = 0) -> tuple[frozenset[str], bool] | None:
-        """(axes, membership test) of the rank value ``ref`` returns, or ``None``."""
-        key = ref.key
+    def returns_rank(
+        self, ref: FunctionRef, depth: int = 0, element: int | None = None
+    ) -> tuple[frozenset[str], bool] | None:
+        """(axes, membership test) of the rank value ``ref`` returns, or ``None``.
+
+        With ``element``: of that element of the tuple it returns.
+        """
+        key = (*ref.key, element)
         if key in self._returns_rank:
             return self._returns_rank[key]
         self._returns_rank[key] = None  # cycle guard
-        returns = ref.function.returns
+        function = ref.function
+        returns = function.returns
+        if element is not None:
+            parts = function.elements
+            if not parts or not -len(parts) <= element < len(parts):
+                return None
+            returns = parts[element]
         axes: set[str] | None = set(returns.axes) if returns.rank else None
         membership = returns.membership
         if axes is None and depth < MAX_DEPTH:
-            for target in sorted(returns.via):
-                callee = self.resolve(target, ref.module, ref.function)
-                if callee is None:
-                    continue
-                found = self.returns_rank(callee, depth + 1)
+            for raw in sorted(returns.via):
+                found = self.via_rank(raw, ref.module, function, depth + 1)
                 if found is not None:
                     axes = set(found[0])
                     membership = membership or found[1]
                     break
         result = None
         if axes is not None:
-            named = axes_of_words(identifier_words(ref.function.name))
+            named = axes_of_words(identifier_words(function.name)) if element is None else set()
             combined = frozenset(axes | named) or frozenset({GLOBAL_AXIS})
             if named and GLOBAL_AXIS in combined:
                 combined = frozenset(named)
             result = (combined, membership)
         self._returns_rank[key] = result
         return result
+
+    def via_rank(
+        self, raw: str, module: ModuleSummary, function: FunctionSummary, depth: int = 0
+    ) -> tuple[frozenset[str], bool] | None:
+        """What the project call (or element of its result) named by a ``via`` entry returns."""
+        target, element = element_target(raw)
+        callee = self.resolve(target, module, function)
+        if callee is None:
+            return None
+        return self.returns_rank(callee, depth, element)
 
 
 def call_events(events: Sequence[Event]) -> Iterator[CallEvent]:

@@ -433,3 +433,114 @@ RANK_ENVIRONMENT: frozenset[str] = frozenset(
         "PMI_RANK",
     }
 )
+
+# Library functions that return a tuple holding the caller's rank, by the
+# position of the rank in it: ``rank, world_size = get_dist_info()``.
+RANK_TUPLE_FUNCTIONS: dict[str, int] = {
+    "mmengine.dist.get_dist_info": 0,
+    "mmengine.dist.utils.get_dist_info": 0,
+    "mmcv.runner.get_dist_info": 0,
+    "mmcv.runner.dist_utils.get_dist_info": 0,
+}
+
+# Draws from a process-global random state. Each rank has its own state (often
+# seeded with the rank on purpose), so a decision taken on a draw may differ
+# between ranks. A call given an explicit ``generator=`` is not one of these.
+UNSEEDED_RANDOM: frozenset[str] = frozenset(
+    {
+        "random.random",
+        "random.randint",
+        "random.randrange",
+        "random.uniform",
+        "random.choice",
+        "random.choices",
+        "random.sample",
+        "numpy.random.rand",
+        "numpy.random.randn",
+        "numpy.random.randint",
+        "numpy.random.random",
+        "numpy.random.random_sample",
+        "numpy.random.uniform",
+        "numpy.random.choice",
+        "numpy.random.binomial",
+        "torch.rand",
+        "torch.randn",
+        "torch.randint",
+        "torch.randperm",
+        "torch.bernoulli",
+        "torch.multinomial",
+    }
+)
+
+# Builtins whose result depends only on their arguments.
+PASS_THROUGH: frozenset[str] = frozenset(
+    {
+        "int",
+        "str",
+        "bool",
+        "float",
+        "abs",
+        "min",
+        "max",
+        "round",
+        "len",
+        "divmod",
+        "hash",
+        "range",
+        "enumerate",
+        "zip",
+        "list",
+        "tuple",
+        "sorted",
+        "reversed",
+        "sum",
+        "any",
+        "all",
+    }
+)
+
+# Top-level modules whose functions are never project functions.
+EXTERNAL_ROOTS: frozenset[str] = frozenset(
+    {
+        "torch",
+        "numpy",
+        "os",
+        "sys",
+        "math",
+        "time",
+        "logging",
+        "json",
+        "re",
+        "random",
+        "functools",
+        "itertools",
+        "collections",
+        "typing",
+        "dataclasses",
+        "pathlib",
+        "copy",
+        "warnings",
+        "contextlib",
+        "subprocess",
+        "shutil",
+        "datetime",
+        "abc",
+        "enum",
+        "inspect",
+        "pickle",
+        "io",
+        "threading",
+        "multiprocessing",
+        "asyncio",
+        "tqdm",
+        "wandb",
+        "safetensors",
+        "einops",
+        "np",
+        "yaml",
+        "omegaconf",
+        "psutil",
+        "socket",
+        "argparse",
+    }
+)

@@ -74,6 +74,12 @@ class CallClassifier:
                     return spec, target
             elif method in self.extra_methods:
                 return self.extra_methods[method], target
+            else:
+                # Framework methods inherited by user classes (a LightningModule's
+                # `self.all_gather`): catalog rows that name `self` as a receiver.
+                spec = lookup_method(method, receiver)
+                if spec is not None and "self" in spec.receivers:
+                    return spec, target
         if target is not None and target.startswith("@local:"):
             spec = self.extra.get(target[len("@local:") :])
             if spec is not None:

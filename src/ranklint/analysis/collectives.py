@@ -15,6 +15,7 @@ import enum
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from ranklint.analysis.axes import GLOBAL_AXIS
 from ranklint.analysis.callgraph import MAX_DEPTH, FunctionRef, Hop, ProjectIndex
 from ranklint.analysis.catalog import CallKind
 from ranklint.analysis.events import (
@@ -31,8 +32,8 @@ from ranklint.analysis.events import (
     ModuleSummary,
     Opaque,
     Site,
+    canonical_holds,
 )
-from ranklint.analysis.rank import GLOBAL_AXIS
 
 _MAX_LEAVES = 64
 
@@ -375,10 +376,7 @@ class CollectiveAnalysis:
         if taint.rank:
             return _RankCond(cond.text, taint.axes or frozenset({GLOBAL_AXIS}), taint.membership)
         for target in sorted(taint.via):
-            callee = self.index.resolve(target, module, function)
-            if callee is None:
-                continue
-            returned = self.index.returns_rank(callee)
+            returned = self.index.via_rank(target, module, function)
             if returned is not None:
                 axes, membership = returned
                 return _RankCond(cond.text, axes, taint.membership or membership)
@@ -468,10 +466,22 @@ def _decide(
     """Which arm a branch takes under ``bindings``/``assume``: True, False, or unknown."""
     if cond is None:
         return None
-    if cond.key in assume:
-        return assume[cond.key] != cond.negated
-    if cond.key in bindings:
-        return cond.holds(bindings[cond.key])
+    if cond.parts:
+        values = [_decide_part(*part, bindings, assume) for part in cond.parts]
+        stop = not cond.conjunction  # `and` stops at a false operand, `or` at a true one
+        if stop in values:
+            return stop
+        return None if None in values else not stop
+    return _decide_part(cond.key, cond.check, cond.negated, bindings, assume)
+
+
+def _decide_part(
+    key: str, check: str, negated: bool, bindings: dict[str, Literal], assume: dict[str, bool]
+) -> bool | None:
+    if key in assume:
+        return assume[key] != negated
+    if key in bindings:
+        return canonical_holds(check, negated, bindings[key])
     return None
 
 

@@ -79,13 +79,24 @@ class Cond:
     # where they hold (fail), so both arms are compared assuming so:
     # (key, truth of the canonical predicate).
     assumptions: tuple[tuple[str, bool], ...] = ()
+    # A rank-invariant `and`/`or` test (`barrier and dist.is_initialized()`):
+    # (key, check, negated) of each operand ("" key: not decidable), and
+    # whether they are joined by `and`. A literal argument for one operand can
+    # decide the whole test.
+    parts: tuple[tuple[str, str, bool], ...] = ()
+    conjunction: bool = True
 
     def holds(self, value: Literal) -> bool | None:
         """Whether the test holds when ``key`` is the literal ``value``."""
-        if value == UNKNOWN:
-            return None
-        result = value is None if self.check == "is-none" else bool(value)
-        return result != self.negated
+        return canonical_holds(self.check, self.negated, value)
+
+
+def canonical_holds(check: str, negated: bool, value: Literal) -> bool | None:
+    """Whether a canonical test (``check``, ``negated``) holds on the literal ``value``."""
+    if value == UNKNOWN:
+        return None
+    result = value is None if check == "is-none" else bool(value)
+    return result != negated
 
 
 @dataclass(slots=True)
@@ -202,6 +213,9 @@ class FunctionSummary:
     defaults: dict[str, Literal] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
     returns: Taint = CLEAN
+    # Taint of each element when every `return` returns a tuple of one length;
+    # () once a return of another shape is seen; None before any return.
+    elements: tuple[Taint, ...] | None = None
     # Decorator that runs the body on one rank only (``@rank_zero_only``).
     rank_only: str | None = None
     name: str = ""

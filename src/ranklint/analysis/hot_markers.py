@@ -23,9 +23,9 @@ import re
 
 import libcst as cst
 
+from ranklint.analysis.axes import identifier_words
 from ranklint.analysis.events import HotKind, HotReason
 from ranklint.analysis.names import NamePatterns, NameTable, dotted_name, last_name
-from ranklint.analysis.rank import identifier_words
 
 # Default `hot-functions`: functions that run once per step or micro-batch.
 # `train_one_epoch` is deliberately absent: it runs once per epoch, and the

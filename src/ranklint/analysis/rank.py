@@ -17,112 +17,29 @@ along another axis: every member of that group sees the same value.
 from __future__ import annotations
 
 import builtins
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
 
-from ranklint.analysis.catalog import RANK_ENVIRONMENT, RANK_FUNCTIONS
+from ranklint.analysis.axes import (
+    GLOBAL_AXIS,
+    axes_of_expression,
+    axes_of_words,
+    identifier_words,
+    rank_axes,
+)
+from ranklint.analysis.catalog import (
+    EXTERNAL_ROOTS,
+    PASS_THROUGH,
+    RANK_ENVIRONMENT,
+    RANK_FUNCTIONS,
+    RANK_TUPLE_FUNCTIONS,
+    UNSEEDED_RANDOM,
+)
 from ranklint.analysis.literals import string_value
 from ranklint.analysis.names import NamePatterns, NameTable, dotted_name
 
-GLOBAL_AXIS = "*"
-
-# Default `rank-names`: names (variables, attributes, called functions) whose
-# value is the caller's rank or a predicate on it. `lora_rank`, `matrix_rank`
-# and `rank_dim` deliberately do not match.
-DEFAULT_RANK_NAMES: tuple[str, ...] = (
-    "rank",
-    "local_rank",
-    "global_rank",
-    "node_rank",
-    "group_rank",
-    "world_rank",
-    "my_rank",
-    "rank_id",
-    "dp_rank",
-    "tp_rank",
-    "pp_rank",
-    "cp_rank",
-    "ep_rank",
-    "sp_rank",
-    "*_parallel_rank",
-    "is_main",
-    "is_main_*",
-    "is_master",
-    "is_master_*",
-    "is_local_main_process",
-    "is_rank_zero",
-    "is_rank_0",
-    "is_rank0",
-    "is_global_zero",
-    "is_local_zero",
-    "is_world_process_zero",
-    "is_local_process_zero",
-    "process_index",
-    "local_process_index",
-    "get_rank",
-    "get_local_rank",
-    "get_node_local_rank",
-    "get_coordinate",
-    "get_*_parallel_rank",
-    "is_pipeline_first_stage",
-    "is_pipeline_last_stage",
-)
-
-# Words of an identifier or mesh-dimension name -> parallel axis.
-_AXIS_WORDS: dict[str, str] = {
-    "tp": "tp",
-    "tensor": "tp",
-    "dp": "dp",
-    "data": "dp",
-    "ddp": "dp",
-    "fsdp": "dp",
-    "hsdp": "dp",
-    "replicate": "dp",
-    "shard": "dp",
-    "pp": "pp",
-    "pipeline": "pp",
-    "pipe": "pp",
-    "stage": "pp",
-    "cp": "cp",
-    "context": "cp",
-    "ep": "ep",
-    "expert": "ep",
-    "moe": "ep",
-    "sp": "sp",
-    "sequence": "sp",
-    "ulysses": "sp",
-}
-_WORD_SPLIT = re.compile(r"[_\W\d]+")
-
-# Builtins whose result depends only on their arguments.
-_PASS_THROUGH = frozenset(
-    {
-        "int",
-        "str",
-        "bool",
-        "float",
-        "abs",
-        "min",
-        "max",
-        "round",
-        "len",
-        "divmod",
-        "hash",
-        "range",
-        "enumerate",
-        "zip",
-        "list",
-        "tuple",
-        "sorted",
-        "reversed",
-        "sum",
-        "any",
-        "all",
-    }
-)
 # torch calls that map a rank given as an argument (not the caller's).
 _ARGUMENT_RANK_FUNCTIONS = frozenset(
     {
@@ -132,63 +49,6 @@ _ARGUMENT_RANK_FUNCTIONS = frozenset(
         "torch.distributed.distributed_c10d.get_group_rank",
     }
 )
-
-
-def axes_of_words(words: Iterable[str]) -> frozenset[str]:
-    """Parallel axes named by identifier words; ``model`` alone means tp and pp."""
-    found: set[str] = set()
-    model = False
-    for word in words:
-        lowered = word.lower()
-        axis = _AXIS_WORDS.get(lowered)
-        if axis is not None:
-            found.add(axis)
-        elif lowered == "model":
-            model = True
-    if model and not found:
-        found = {"tp", "pp"}
-    return frozenset(found)
-
-
-def identifier_words(name: str) -> list[str]:
-    return [word for word in _WORD_SPLIT.split(name) if word]
-
-
-def axes_of_expression(node: cst.BaseExpression) -> frozenset[str]:
-    """Axes named anywhere in a group or rank expression (names, mesh-dimension strings)."""
-    words: list[str] = []
-    _collect_words(node, words, depth=0)
-    return axes_of_words(words)
-
-
-def _collect_words(node: cst.CSTNode, words: list[str], depth: int) -> None:
-    if depth > 12:
-        return
-    if isinstance(node, cst.Name):
-        words += identifier_words(node.value)
-    elif isinstance(node, cst.Attribute):
-        _collect_words(node.value, words, depth + 1)
-        words += identifier_words(node.attr.value)
-    elif isinstance(node, cst.SimpleString):
-        words += identifier_words(string_value(node) or "")
-    elif isinstance(node, cst.Call):
-        _collect_words(node.func, words, depth + 1)
-        for arg in node.args:
-            if isinstance(arg.value, (cst.SimpleString, cst.Name, cst.Attribute)):
-                _collect_words(arg.value, words, depth + 1)
-    elif isinstance(node, cst.Subscript):
-        _collect_words(node.value, words, depth + 1)
-        for element in node.slice:
-            if isinstance(element.slice, cst.Index):
-                _collect_words(element.slice.value, words, depth + 1)
-    elif isinstance(node, (cst.Tuple, cst.List)):
-        for element in node.elements:
-            _collect_words(element.value, words, depth + 1)
-
-
-def _rank_axes(name: str) -> frozenset[str]:
-    axes = axes_of_words(identifier_words(name))
-    return axes if axes else frozenset({GLOBAL_AXIS})
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +87,22 @@ class Taint:
 
 CLEAN = Taint()
 _STRONG = Taint(rank=True, axes=frozenset({GLOBAL_AXIS}), strong=True)
+# A draw from a process-global random state: may differ between ranks.
+_RANDOM = Taint(rank=True, axes=frozenset({GLOBAL_AXIS}))
+# `via` entries name one element of a call's returned tuple as `target#index`.
+_ELEMENT = "#"
+
+
+def element_target(raw: str) -> tuple[str, int | None]:
+    """(call target, element index or ``None``) of a ``via`` entry."""
+    target, separator, index = raw.partition(_ELEMENT)
+    return (target, int(index)) if separator else (target, None)
+
+
+def _element_of(taint: Taint, index: int) -> Taint:
+    """The part of ``taint`` that element ``index`` of an unpacked call result keeps."""
+    via = frozenset(f"{target}{_ELEMENT}{index}" for target in taint.via if _ELEMENT not in target)
+    return Taint(via=via, axes=taint.axes) if via else CLEAN
 
 
 def call_target(node: cst.BaseExpression, names: NameTable) -> str | None:
@@ -280,15 +156,22 @@ class RankTaint:
         self._class_envs: list[dict[str, Taint]] = []
         # Whether ``self`` in the current function means the innermost class.
         self._method_flags: list[bool] = []
+        # `global` / `nonlocal` declarations per function, innermost last.
+        self._declared: list[dict[str, str]] = []
+        # Code under a test (branch arm, loop body): the test's taint and the
+        # (environment, name) pairs assigned there.
+        self._controls: list[tuple[Taint, list[tuple[dict[str, Taint], str]]]] = []
 
     # -- environments ------------------------------------------------------
     def push_function(self, *, method: bool) -> None:
         self._function_envs.append({})
         self._method_flags.append(method)
+        self._declared.append({})
 
     def pop_function(self) -> None:
         self._function_envs.pop()
         self._method_flags.pop()
+        self._declared.pop()
 
     def push_class(self) -> None:
         self._class_envs.append({})
@@ -296,22 +179,65 @@ class RankTaint:
     def pop_class(self) -> None:
         self._class_envs.pop()
 
+    def declare(self, names: Iterable[str], *, scope: str) -> None:
+        """``global`` / ``nonlocal`` names of the current function (``scope``: which)."""
+        if self._declared:
+            for name in names:
+                self._declared[-1][name] = scope
+
+    def _env_for(self, name: str) -> dict[str, Taint]:
+        """The environment an assignment to ``name`` writes."""
+        if not self._function_envs:
+            return self._module_env
+        scope = self._declared[-1].get(name)
+        if scope == "global":
+            return self._module_env
+        if scope == "nonlocal":
+            for env in reversed(self._function_envs[:-1]):
+                if name in env:
+                    return env
+        return self._function_envs[-1]
+
+    def begin_control(self, test: cst.BaseExpression) -> None:
+        """Enter code that runs only if ``test`` holds (or as often as it says)."""
+        self._controls.append((self.taint(test), []))
+
+    @property
+    def control_taint(self) -> Taint:
+        """The taint of the innermost test entered with :meth:`begin_control`."""
+        return self._controls[-1][0]
+
+    def end_control(self) -> None:
+        """Leave it: what it assigned depends on the rank if ``test`` does."""
+        taint, written = self._controls.pop()
+        if not taint.possible:
+            return
+        decided = Taint(taint.rank, taint.via, taint.axes, False, taint.strong)
+        for env, name in written:
+            env[name] = env.get(name, CLEAN) | decided
+
+    def _record(self, env: dict[str, Taint], name: str, value: Taint) -> None:
+        env[name] = value
+        for _, written in self._controls:
+            written.append((env, name))
+
     def bind(self, target: cst.BaseExpression, value: Taint) -> None:
         """Record the taint of an assignment target (names, tuples, ``self.x``)."""
         if isinstance(target, cst.Name):
-            env = self._function_envs[-1] if self._function_envs else self._module_env
-            env[target.value] = value
+            self._record(self._env_for(target.value), target.value, value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 # Unpacking a value gives each name an unknown part of it.
                 self.bind(element.value, CLEAN)
+        elif isinstance(target, cst.StarredElement):
+            self.bind(target.value, CLEAN)
         elif (
             isinstance(target, cst.Attribute)
             and isinstance(target.value, cst.Name)
             and target.value.value == "self"
             and self._in_method()
         ):
-            self._class_envs[-1][target.attr.value] = value
+            self._record(self._class_envs[-1], target.attr.value, value)
 
     def bind_assignment(
         self, targets: Sequence[cst.BaseExpression], value: cst.BaseExpression
@@ -327,12 +253,55 @@ class RankTaint:
             return
         taint = self.taint(value)
         for target in targets:
-            self.bind(target, taint)
+            if isinstance(target, (cst.Tuple, cst.List)) and isinstance(
+                _awaited(value), (cst.Call, cst.Name)
+            ):
+                self._bind_unpacked(target, _awaited(value), taint)
+            elif not taint.rank and isinstance(_awaited(value), cst.Call):
+                # `global_rank = ray.train.get_context().get_world_rank()`: a
+                # name that looks like a rank, from a call that cannot tell.
+                self.bind(target, taint | self._named(_last_name(target)))
+            else:
+                self.bind(target, taint)
+
+    def _bind_unpacked(
+        self, target: cst.Tuple | cst.List, value: cst.Call | cst.Name, taint: Taint
+    ) -> None:
+        """``rank, world = setup()``: each name gets its element of the result.
+
+        Elements of a project call's result are decided in the project phase
+        (``setup#0``). A name that looks like a rank (``rank, world_size =
+        get_dist_info()``) is one when the callee cannot tell otherwise.
+        """
+        elements = target.elements
+        star = next((i for i, e in enumerate(elements) if isinstance(e, cst.StarredElement)), None)
+        known = self._rank_position(value)
+        for position, element in enumerate(elements):
+            if isinstance(element, cst.StarredElement):
+                self.bind(element.value, CLEAN)
+                continue
+            index = position if star is None or position < star else position - len(elements)
+            part = _element_of(taint, index)
+            if known is not None and known == index:
+                part = _STRONG
+            elif isinstance(value, cst.Call) and known is None:
+                part = part | self._named(_last_name(element.value))
+            self.bind(element.value, part)
+
+    def _rank_position(self, value: cst.Call | cst.Name) -> int | None:
+        """Where a library function's returned tuple holds the rank, if it is one."""
+        if isinstance(value, cst.Call):
+            qualified = self.names.resolve(value.func)
+            if qualified is not None:
+                return RANK_TUPLE_FUNCTIONS.get(qualified)
+        return None
 
     def _in_method(self) -> bool:
         return bool(self._method_flags) and self._method_flags[-1] and bool(self._class_envs)
 
     def _lookup(self, name: str) -> Taint | None:
+        if self._declared and self._declared[-1].get(name) == "global":
+            return self._module_env.get(name)
         for env in reversed(self._function_envs):
             if name in env:
                 return env[name]
@@ -362,6 +331,8 @@ class RankTaint:
         if isinstance(node, cst.Subscript):
             return self._subscript(node, depth)
         if isinstance(node, cst.Comparison):
+            if _same_on_every_rank(node) and self.rank_names.matches(_last_name(node.left)):
+                return CLEAN
             out = self.taint(node.left, depth + 1)
             membership = False
             for target in node.comparisons:
@@ -393,15 +364,34 @@ class RankTaint:
             for element in node.elements:
                 out = out | self.taint(element.value, depth + 1)
             return out
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            return self._comprehension(node, depth)
         if isinstance(node, cst.NamedExpr):
             return self.taint(node.value, depth + 1)
         if isinstance(node, cst.Await):
             return self.taint(node.expression, depth + 1)
         return CLEAN
 
+    def _comprehension(
+        self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp, depth: int
+    ) -> Taint:
+        """As many elements as its iterables and filters let through, computed from them."""
+        parts: list[cst.BaseExpression] = (
+            [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
+        )
+        clause: cst.CompFor | None = node.for_in
+        while clause is not None:
+            parts.append(clause.iter)
+            parts.extend(condition.test for condition in clause.ifs)
+            clause = clause.inner_for_in
+        out = CLEAN
+        for part in parts:
+            out = out | self.taint(part, depth + 1)
+        return out
+
     def _named(self, name: str) -> Taint:
         if self.rank_names.matches(name):
-            return Taint(rank=True, axes=_rank_axes(name))
+            return Taint(rank=True, axes=rank_axes(name))
         return CLEAN
 
     def _call(self, node: cst.Call, depth: int) -> Taint:
@@ -414,6 +404,10 @@ class RankTaint:
                 return self._environment(node.args[0].value if node.args else None)
             if qualified in _ARGUMENT_RANK_FUNCTIONS:
                 return self._arguments(node, depth)
+            if qualified in UNSEEDED_RANDOM and not any(
+                arg.keyword is not None and arg.keyword.value == "generator" for arg in node.args
+            ):
+                return _RANDOM
         last = (
             func.attr.value
             if isinstance(func, cst.Attribute)
@@ -424,11 +418,16 @@ class RankTaint:
             if isinstance(func, cst.Attribute):
                 axes = axes | axes_of_expression(func.value)
             return Taint(rank=True, axes=axes or frozenset({GLOBAL_AXIS}), strong=True)
-        if isinstance(func, cst.Name) and func.value in _PASS_THROUGH and qualified is None:
+        if isinstance(func, cst.Name) and func.value in PASS_THROUGH and qualified is None:
             return self._arguments(node, depth)
         target = call_target(func, self.names)
         if target is not None and not is_external(target):
-            return Taint(via=frozenset({target}))
+            # What a project function returns may be computed from its
+            # arguments: `make_loader(files[rank::world])` has a per-rank length.
+            passed = self._arguments(node, depth)
+            if passed.membership:
+                passed = Taint(passed.rank, passed.via, passed.axes, False, passed.strong)
+            return Taint(via=frozenset({target})) | passed
         return CLEAN
 
     def _arguments(self, node: cst.Call, depth: int) -> Taint:
@@ -444,8 +443,14 @@ class RankTaint:
                 return self._environment(element.value)
         out = self.taint(node.value, depth + 1)
         for element in node.slice:
-            if isinstance(element.slice, cst.Index):
-                out = out | self.taint(element.slice.value, depth + 1)
+            part = element.slice
+            if isinstance(part, cst.Index):
+                out = out | self.taint(part.value, depth + 1)
+            else:
+                # `files[rank::world]`: a rank-dependent share of a sequence.
+                for bound in (part.lower, part.upper, part.step):
+                    if bound is not None:
+                        out = out | self.taint(bound, depth + 1)
         return out
 
     def _is_environ(self, node: cst.BaseExpression) -> bool:
@@ -453,9 +458,50 @@ class RankTaint:
 
     @staticmethod
     def _environment(key: cst.BaseExpression | None) -> Taint:
-        if isinstance(key, cst.SimpleString) and key.value.strip("\"'") in RANK_ENVIRONMENT:
+        if key is not None and string_value(key) in RANK_ENVIRONMENT:
             return _STRONG
         return CLEAN
+
+
+# `rank != -1`, `local_rank >= 0`: "is this a distributed run", the same on
+# every rank (ranks are never negative; -1 means "not launched distributed").
+_SAME_ON_EVERY_RANK: dict[type[cst.BaseCompOp], str] = {
+    cst.Equal: "-1",
+    cst.NotEqual: "-1",
+    cst.GreaterThanEqual: "0",
+    cst.LessThan: "0",
+    cst.GreaterThan: "-1",
+    cst.LessThanEqual: "-1",
+}
+
+
+def _same_on_every_rank(node: cst.Comparison) -> bool:
+    """``x != -1``, ``x >= 0`` and the like (``x``: a rank, checked by the caller)."""
+    if len(node.comparisons) != 1:
+        return False
+    target = node.comparisons[0]
+    literal = _SAME_ON_EVERY_RANK.get(type(target.operator))
+    comparator = target.comparator
+    if isinstance(comparator, cst.UnaryOperation) and isinstance(comparator.operator, cst.Minus):
+        text = "-" + (
+            comparator.expression.value if isinstance(comparator.expression, cst.Integer) else "?"
+        )
+    else:
+        text = comparator.value if isinstance(comparator, cst.Integer) else None
+    return literal is not None and text == literal
+
+
+def _awaited(node: cst.BaseExpression) -> cst.BaseExpression:
+    return node.expression if isinstance(node, cst.Await) else node
+
+
+def _last_name(node: cst.BaseExpression) -> str:
+    """``rank`` of ``rank`` and of ``self.rank``; empty for other targets."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return ""
 
 
 def boolean_operands(
@@ -489,53 +535,7 @@ def _first_and_last_stage(node: cst.BooleanOperation) -> bool:
     return names == {"is_pipeline_first_stage", "is_pipeline_last_stage"}
 
 
-_EXTERNAL_ROOTS = frozenset(
-    {
-        "torch",
-        "numpy",
-        "os",
-        "sys",
-        "math",
-        "time",
-        "logging",
-        "json",
-        "re",
-        "random",
-        "functools",
-        "itertools",
-        "collections",
-        "typing",
-        "dataclasses",
-        "pathlib",
-        "copy",
-        "warnings",
-        "contextlib",
-        "subprocess",
-        "shutil",
-        "datetime",
-        "abc",
-        "enum",
-        "inspect",
-        "pickle",
-        "io",
-        "threading",
-        "multiprocessing",
-        "asyncio",
-        "tqdm",
-        "wandb",
-        "safetensors",
-        "einops",
-        "np",
-        "yaml",
-        "omegaconf",
-        "psutil",
-        "socket",
-        "argparse",
-    }
-)
-
-
 def is_external(target: str) -> bool:
     """Targets that are certainly not project functions (stdlib, torch, numpy, ...)."""
     # `@local:f`, `@self:f` and relative `.mod.f` never start with a known root.
-    return target.partition(".")[0] in _EXTERNAL_ROOTS
+    return target.partition(".")[0] in EXTERNAL_ROOTS

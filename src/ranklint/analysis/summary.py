@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ranklint.analysis.axes import axes_of_expression
 from ranklint.analysis.catalog import CallKind, CallSpec, ParamRef
 from ranklint.analysis.classify import CallClassifier
 from ranklint.analysis.events import (
@@ -41,7 +42,7 @@ from ranklint.analysis.names import dotted_name
 from ranklint.analysis.rank import (
     CLEAN,
     RankTaint,
-    axes_of_expression,
+    Taint,
     boolean_operands,
     call_target,
     is_external,
@@ -95,6 +96,8 @@ class _BranchState:
     branch: Branch | None  # None: nested too deep, its events stay in the outer block
     frame_blocks: int  # depth of the block stack when the branch began
     negate: bool = False
+    # The test's taint where it is evaluated (before the arms assign anything).
+    taint: Taint | None = None
 
 
 class FactsBuilder:
@@ -285,12 +288,28 @@ class FactsBuilder:
     def returned(self, value: cst.BaseExpression | None) -> None:
         frame = self._frames[-1]
         if value is not None and not frame.discard:
-            frame.summary.returns = frame.summary.returns | self.rank.taint(value)
+            summary = frame.summary
+            summary.returns = summary.returns | self.rank.taint(value)
+            summary.elements = _merge_elements(summary.elements, self._elements(value))
         frame.blocks[-1].append(Exit("return"))
 
+    def _elements(self, value: cst.BaseExpression) -> tuple[Taint, ...]:
+        """Taint of each element of a returned tuple; () for other values."""
+        if isinstance(value, (cst.Tuple, cst.List)) and not any(
+            isinstance(element, cst.StarredElement) for element in value.elements
+        ):
+            return tuple(self.rank.taint(element.value) for element in value.elements)
+        return ()
+
     # -- branches and loops ----------------------------------------------
-    def begin_branch(self, test: cst.BaseExpression, *, negate: bool = False) -> None:
+    def begin_branch(
+        self, test: cst.BaseExpression, *, negate: bool = False, taint: Taint | None = None
+    ) -> None:
         """A two-armed branch on ``test``; ``negate``: the first arm runs when it is false.
+
+        ``taint``: the test's taint, when known before the arms are walked (the
+        arms may assign names the test reads: `if self.seed is None: self.seed
+        = rank`); otherwise it is evaluated when the branch ends.
 
         Beyond ``_MAX_NESTING`` levels (500 ``elif``s, chained conditional
         expressions) branches are not nested further: their events join the
@@ -299,10 +318,10 @@ class FactsBuilder:
         """
         frame = self._frames[-1]
         if len(frame.blocks) > _MAX_NESTING:
-            self._branches.append(_BranchState(test, None, len(frame.blocks), negate))
+            self._branches.append(_BranchState(test, None, len(frame.blocks), negate, taint))
             return
         branch = Branch(None)
-        self._branches.append(_BranchState(test, branch, len(frame.blocks), negate))
+        self._branches.append(_BranchState(test, branch, len(frame.blocks), negate, taint))
         frame.blocks.append(branch.arms[1] if negate else branch.arms[0])
 
     def switch_arm(self) -> None:
@@ -321,7 +340,7 @@ class FactsBuilder:
         frame = self._frames[-1]
         frame.blocks.pop()
         if branch.arms[0] or branch.arms[1]:
-            branch.cond = self._cond(state.node)
+            branch.cond = self._cond(state.node, state.taint)
             if self.settings.allow_periodic_sync:
                 # arms[0] always holds the code that runs when the test holds.
                 branch.periodic = periodic_arm(state.node)
@@ -363,8 +382,11 @@ class FactsBuilder:
         if opaque.body:
             frame.blocks[-1].append(opaque)
 
-    def _cond(self, test: cst.BaseExpression) -> Cond | None:
-        taint = self.rank.taint(test)
+    def _cond(self, test: cst.BaseExpression, taint: Taint | None = None) -> Cond | None:
+        if taint is None:
+            taint = self.rank.taint(test)
+        if not taint.possible and isinstance(test, cst.BooleanOperation):
+            return self._compound_flag(test)
         if not taint.possible and not _is_plain_test(test):
             return None  # nothing to decide or match: skip the code generation
         key, check, negated, subject = self._canonical(test)
@@ -391,6 +413,27 @@ class FactsBuilder:
                 # `and`: the operand holds; `or`: it fails.
                 assumptions.append((part_key, part_negated != conjunction))
         return Cond(text, taint, key, check, negated, tuple(assumptions))
+
+    def _compound_flag(self, test: cst.BooleanOperation) -> Cond | None:
+        """``barrier and dist.is_initialized()``: decidable where a parameter operand is."""
+        summary = self._frames[-1].summary
+        parts: list[tuple[str, str, bool]] = []
+        decidable = False
+        for operand in boolean_operands(test, type(test.operator)):
+            if not _is_plain_test(operand):
+                parts.append(("", "truthy", False))
+                continue
+            key, check, negated, subject = self._canonical(operand)
+            parts.append((key, check, negated))
+            decidable = decidable or (
+                isinstance(subject, cst.Name)
+                and (subject.value in summary.params or subject.value in summary.keyword_only)
+            )
+        if not decidable:
+            return None
+        key = " ".join(self.module.code_for_node(test).split())
+        conjunction = isinstance(test.operator, cst.And)
+        return Cond(key, CLEAN, key, parts=tuple(parts), conjunction=conjunction)
 
     def _canonical(
         self, test: cst.BaseExpression
@@ -442,6 +485,15 @@ class FactsBuilder:
             mesh_uses=tuple(self.mesh_uses),
             mesh_dynamic=self.mesh_dynamic,
         )
+
+
+def _merge_elements(known: tuple[Taint, ...] | None, new: tuple[Taint, ...]) -> tuple[Taint, ...]:
+    """The element taints of all returns so far: () when their shapes differ."""
+    if known is None:
+        return new
+    if len(known) != len(new):
+        return ()
+    return tuple(a | b for a, b in zip(known, new, strict=True))
 
 
 def find_argument(node: cst.Call, param: ParamRef | None) -> cst.BaseExpression | None:

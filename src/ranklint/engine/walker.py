@@ -127,6 +127,8 @@ class Walker:
             cst.ExceptHandler: self._except_handler,
             cst.ExceptStarHandler: self._except_handler,
             cst.Del: self._del,
+            cst.Global: self._global,
+            cst.Nonlocal: self._global,
             cst.ListComp: self._comprehension,
             cst.SetComp: self._comprehension,
             cst.GeneratorExp: self._comprehension,
@@ -285,7 +287,8 @@ class Walker:
         if kind == "type-checking":
             ctx.reachable = False
         ctx.conditions.append(Condition(node.test, holds=True))
-        ctx.facts.begin_branch(node.test)
+        ctx.rank.begin_control(node.test)
+        ctx.facts.begin_branch(node.test, taint=ctx.rank.control_taint)
         self.walk(node.body)
         ctx.conditions.pop()
         ctx.import_time, ctx.reachable = saved
@@ -297,6 +300,7 @@ class Walker:
             self.walk(node.orelse)
             ctx.conditions.pop()
             ctx.import_time = saved[0]
+        ctx.rank.end_control()
         ctx.facts.end_branch()
 
     def _for(self, node: cst.For) -> None:
@@ -308,7 +312,9 @@ class Walker:
         self.walk(node.target)
         ctx.loop_depth += 1
         loop = ctx.facts.begin_loop()
+        ctx.rank.begin_control(node.iter)
         self.walk(node.body)
+        ctx.rank.end_control()
         ctx.facts.end_loop(loop, node.iter)
         ctx.loop_depth -= 1
         if node.orelse is not None:
@@ -321,7 +327,9 @@ class Walker:
         self.walk(node.test)
         ctx.conditions.append(Condition(node.test, holds=True))
         ctx.loop_depth += 1
+        ctx.rank.begin_control(node.test)
         self.walk(node.body)
+        ctx.rank.end_control()
         ctx.facts.end_loop(loop, node.test)
         ctx.loop_depth -= 1
         ctx.conditions.pop()
@@ -363,6 +371,11 @@ class Walker:
     def _import(self, node: cst.Import | cst.ImportFrom) -> None:
         # Alias names are not loads: nothing below an import is walked.
         self.ctx.names.bind_import_statement(node)
+
+    def _global(self, node: cst.Global | cst.Nonlocal) -> None:
+        # Names only: nothing below is a load.
+        scope = "global" if isinstance(node, cst.Global) else "nonlocal"
+        self.ctx.rank.declare((item.name.value for item in node.names), scope=scope)
 
     def _with(self, node: cst.With) -> None:
         calls = self.ctx.calls

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ranklint.analysis.axes import axes_of_expression
 from ranklint.analysis.names import dotted_name
-from ranklint.analysis.rank import axes_of_expression
 from ranklint.analysis.summary import find_argument
 from ranklint.findings import Severity
 from ranklint.rules.base import Rule

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from typing import TypeVar
+
 import libcst as cst
 
+from ranklint.analysis.context import FileContext
 from ranklint.analysis.summary import find_argument, has_unpacking
 from ranklint.findings import Severity
-from ranklint.rules.base import Rule
+from ranklint.rules.base import PendingFinding, Rule
 
-_GROUP_PARAMS = frozenset({"group", "pg", "process_group", "device_mesh", "mesh"})
+_N = TypeVar("_N", bound=cst.CSTNode)
+
+# Keywords that pass a process group (or a mesh) to a call.
+_GROUP_KEYWORDS = frozenset({"group", "pg", "process_group", "device_mesh", "mesh"})
+_GROUP_ANNOTATION = re.compile(r"\b(ProcessGroup|DeviceMesh)\b")
 
 _WORLD_SIZE_QUERIES = frozenset(
     f"{prefix}.get_world_size"
     for prefix in ("torch.distributed", "torch.distributed.distributed_c10d", "deepspeed.comm")
 )
-
-# Words that make a `*_group` parameter a count or an index, not a process group.
-_NOT_A_GROUP = frozenset({"num", "n", "count", "size", "idx", "index", "id", "ids", "name"})
 
 
 class IgnoredProcessGroup(Rule):
@@ -25,26 +31,29 @@ class IgnoredProcessGroup(Rule):
     severity = Severity.WARNING
     summary = "A function takes a process group but a collective inside uses the default group"
     what = """\
-In a function with a process-group parameter (`group`, `pg`,
-`process_group`, `*_group`, `*_pg`, `device_mesh`, `mesh`; not counts such as
-`num_samples_group`), reports collectives that pass no group, and — next to a
-group parameter, not a mesh — `get_world_size()` without one (the classic
-"average over the wrong number of ranks"). `get_rank()` without a group is
-not reported: the global rank is often what is meant (logging on rank 0,
-membership tests against global rank lists).
-Calls under a condition that mentions the parameter (`if group is None:`)
-are not reported: that is the usual default-group fallback.
+In a function with a process-group parameter, reports collectives that pass
+no group. A parameter is a process group when the function uses it as one:
+passes it as `group=`, `process_group=` or `pg=`, or as the group argument of
+a collective, or annotates it `ProcessGroup`; a mesh parameter
+(`DeviceMesh`-annotated, or whose `get_group()` is called) counts too. A name
+alone decides nothing: `norm_group` lists and `samples_per_group` counts are
+not groups. Dividing by `get_world_size()` without a group in a function
+that reduces over its group parameter is reported too (averaging over the
+wrong number of ranks); other uses of queries (`get_rank()`, logging the
+world size) are not collectives and are not reported. Calls under a
+condition that mentions the parameter (`if group is None:`) are not
+reported: that is the usual default-group fallback.
 """
     why = """\
 The caller passed a group because the work is meant for that group. The
 call without `group=` silently runs on the default (world) group instead:
-the sum includes ranks of other replicas, the rank is the global one, or the
-collective waits for ranks that never call it — and it works in every test
-with a single group.
+the sum includes ranks of other replicas, or the collective waits for ranks
+that never call it — and it works in every test with a single group.
 """
     limits = """\
 Wrappers from the catalog without a group parameter (accelerate, Lightning)
-are not reported.
+are not reported. A group parameter that the function only forwards to
+project helpers under another keyword is not recognised.
 """
     valid = (
         """
@@ -58,15 +67,37 @@ are not reported.
                 dist.all_reduce(t, group=group)
             return t / dist.get_world_size(group)
         """,
-    )
-    invalid = (
         """
         import torch.distributed as dist
 
 
+        def clip(parameters, norm_group, max_norm):
+            # `norm_group` is a list of parameters, never used as a process group.
+            total = sum(p.grad.norm() ** 2 for p in norm_group)
+            dist.all_reduce(total, op=dist.ReduceOp.SUM)
+            return total
+
+
+        def log_rank(t, group):
+            # A query is not a collective.
+            print(dist.get_rank(), dist.get_world_size())
+            dist.broadcast(t, src=0, group=group)
+        """,
+    )
+    invalid = (
+        """
+        import torch.distributed as dist
+        from torch.distributed import ProcessGroup
+
+
         def average(t, dp_group):
             dist.all_reduce(t, op=dist.ReduceOp.SUM)  # expect: RNK108
+            dist.all_reduce(t, op=dist.ReduceOp.SUM, group=dp_group)
             return t / dist.get_world_size()  # expect: RNK108
+
+
+        def sync(t, pg: ProcessGroup):
+            dist.barrier()  # expect: RNK108
 
 
         def scatter_counts(t, num_samples_per_group):
@@ -74,40 +105,55 @@ are not reported.
         """,
     )
 
+    def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
+        super().__init__(ctx, sink)
+        # id(function node) -> (group parameters, those passed to a collective)
+        self._groups: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}
+
     def visit_Call(self, node: cst.Call) -> None:
-        ctx = self.ctx
-        frame = ctx.function
+        spec, _ = self.ctx.calls.classify(node)
+        if spec is None or spec.group is None or has_unpacking(node):
+            return
+        if find_argument(node, spec.group) is not None:
+            return
+        params = self._params()[0]
+        if params:
+            self._report(node, f"`{spec.short}`", params)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, cst.Divide):
+            self._check_divisor(node.right)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, cst.DivideAssign):
+            self._check_divisor(node.value)
+
+    def _check_divisor(self, node: cst.BaseExpression) -> None:
+        """``t / get_world_size()`` after reducing ``t`` over a group parameter."""
+        if not isinstance(node, cst.Call) or node.args:
+            return
+        _, target = self.ctx.calls.classify(node)
+        if target not in _WORLD_SIZE_QUERIES:
+            return
+        params, reduced_over = self._params()
+        params = tuple(p for p in params if p in reduced_over)
+        if params:
+            self._report(node, f"`{target.rsplit('.', 1)[-1]}()`", params)
+
+    def _params(self) -> tuple[tuple[str, ...], frozenset[str]]:
+        frame = self.ctx.function
         if frame is None or not isinstance(frame.node, cst.FunctionDef):
-            return
-        params = [
-            p.name.value
-            for p in (
-                *frame.node.params.posonly_params,
-                *frame.node.params.params,
-                *frame.node.params.kwonly_params,
-            )
-            if _is_group_param(p.name.value)
-        ]
-        if not params:
-            return
-        spec, target = ctx.calls.classify(node)
-        if spec is not None:
-            if spec.group is None or has_unpacking(node):
-                return
-            if find_argument(node, spec.group) is not None:
-                return
-            what = f"`{spec.short}`"
-        elif target in _WORLD_SIZE_QUERIES:
-            # A mesh is sized per dimension (`mesh.size(dim)`); the world size
-            # next to a mesh parameter is often meant.
-            params = [p for p in params if p not in ("mesh", "device_mesh")]
-            if node.args or not params:
-                return
-            what = f"`{target.rsplit('.', 1)[-1]}()`"
-        else:
-            return
+            return (), frozenset()
+        groups = self._groups.get(id(frame.node))
+        if groups is None:
+            groups = self._groups[id(frame.node)] = _group_params(frame.node, self.ctx)
+        return groups
+
+    def _report(self, node: cst.CSTNode, what: str, params: tuple[str, ...]) -> None:
         mentioned = {
-            name.value for condition in ctx.conditions for name in _names_in(condition.test)
+            name.value
+            for condition in self.ctx.conditions
+            for name in _nodes_in(condition.test, cst.Name)
         }
         if mentioned & set(params):
             return
@@ -119,20 +165,63 @@ are not reported.
         )
 
 
-def _is_group_param(name: str) -> bool:
-    if name in _GROUP_PARAMS:
-        return True
-    if not (name.endswith("_group") or name.endswith("_pg")):
-        return False
-    return not (set(name.lower().split("_")) & _NOT_A_GROUP)
+def _group_params(
+    function: cst.FunctionDef, ctx: FileContext
+) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The parameters ``function`` uses as process groups or meshes, in order, and
+    those it passes as the group of a collective."""
+    all_params = (
+        *function.params.posonly_params,
+        *function.params.params,
+        *function.params.kwonly_params,
+    )
+    names = {p.name.value for p in all_params}
+    used: set[str] = set()
+    reduced_over: set[str] = set()
+    for param in all_params:
+        if param.annotation is not None and _GROUP_ANNOTATION.search(
+            ctx.module.code_for_node(param.annotation.annotation)
+        ):
+            used.add(param.name.value)
+    for call in _nodes_in(function.body, cst.Call, nested=False):
+        for arg in call.args:
+            if (
+                arg.keyword is not None
+                and arg.keyword.value in _GROUP_KEYWORDS
+                and isinstance(arg.value, cst.Name)
+                and arg.value.value in names
+            ):
+                used.add(arg.value.value)
+        func = call.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "get_group"
+            and isinstance(func.value, cst.Name)
+            and func.value.value in names
+        ):
+            used.add(func.value.value)
+        spec, _ = ctx.calls.classify(call)
+        if spec is not None and spec.group is not None:
+            value = find_argument(call, spec.group)
+            if isinstance(value, cst.Name) and value.value in names:
+                used.add(value.value)
+                reduced_over.add(value.value)
+    ordered = tuple(p.name.value for p in all_params if p.name.value in used)
+    return ordered, frozenset(reduced_over)
 
 
-def _names_in(node: cst.CSTNode) -> list[cst.Name]:
-    found: list[cst.Name] = []
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def _nodes_in(node: cst.CSTNode, kind: type[_N], *, nested: bool = True) -> list[_N]:
+    """Nodes of type ``kind`` in ``node``; ``nested=False``: not in nested scopes."""
+    found: list[_N] = []
     stack: list[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Name):
+        if isinstance(current, kind):
             found.append(current)
-        stack.extend(current.children)
+        stack.extend(
+            child for child in current.children if nested or not isinstance(child, _SCOPES)
+        )
     return found

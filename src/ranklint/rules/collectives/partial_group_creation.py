@@ -119,6 +119,35 @@ creates it on every rank — and is not followed through calls.
                 return init_device_mesh("cuda", (world_size,))  # expect: RNK105
             return None
         """,
+        """
+        from datetime import timedelta
+
+        import torch
+        import torch.distributed as dist
+
+        # https://github.com/pytorch/pytorch/issues/25390: each process looks up its
+        # own pair and creates only that group; every rank must create every group.
+        rank = dist.get_rank()
+        world = dist.get_world_size()
+        perm = torch.randperm(world, generator=torch.Generator().manual_seed(0))
+        start = 0
+        while rank not in perm[start : start + 2]:
+            start += 2
+        group = perm.tolist()[start : start + 2]
+        pg = dist.new_group(group, timeout=timedelta(seconds=30))  # expect: RNK101, RNK105
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def halves():
+            # The ranks are chosen in a rank-dependent branch.
+            if dist.get_rank() < 2:
+                members = [0, 1]
+            else:
+                members = [2, 3]
+            return dist.new_group(members)  # expect: RNK105
+        """,
     )
 
     def visit_Call(self, node: cst.Call) -> None:

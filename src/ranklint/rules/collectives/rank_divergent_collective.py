@@ -37,7 +37,15 @@ A value depends on the rank when it comes from `get_rank()`,
 `os.environ["RANK"]` and friends, `mesh.get_local_rank()`,
 `accelerator.is_main_process`, names listed in `rank-names` (`rank`,
 `tp_rank`, `is_main_process`, ...), or a project function that returns one
-(`def is_main(): return dist.get_rank() == 0`).
+(`def is_main(): return dist.get_rank() == 0`), and through every binding
+form: tuple unpacking of a helper's result, element by element (`r, w =
+setup()`), `self.` attributes read in other methods, `global`/`nonlocal`,
+walrus. A value assigned under a rank-dependent test (`if rank == 0: stop
+= check()`), or computed in a loop over a rank's share (`files[rank::world]`,
+`range(rank, n, world)`), depends on the rank too, until a broadcast or
+all_reduce gives it the same value everywhere. So does a draw from a
+process-global random state (`random.random()`, `torch.rand()` without a
+`generator=`), which differs between ranks unless every rank is seeded alike.
 
 When both arms of a rank-dependent branch issue the same collectives in the
 same order on the same group, nothing is reported; when they differ, the
@@ -61,7 +69,8 @@ ranks:`); a condition on one parallel axis (`tp_rank == 0`,
 (`group=dp_group`, `mesh["dp"].get_group()`), or on a group whose axis cannot
 be told from its name; a helper called with a literal boolean that turns its
 collective off (`log(x, barrier=False)` where the collective is under `if
-barrier:`).
+barrier:` or `if barrier and dist.is_initialized():`); "is this run
+distributed" tests on a rank (`local_rank != -1`, `rank >= 0`).
 
 A rank-dependent `raise` is not treated as an early exit: the raising rank
 fails with an error and the launcher stops the job, so there is no silent
@@ -283,6 +292,51 @@ are checked on their own, not as part of the normal sequence.
                 full = grad.full_tensor()
                 dist.all_reduce(full, group=embd_group)
         """,
+        """
+        import torch.distributed as dist
+
+
+        def run(files, batch_size, epochs):
+            # Every rank runs the same number of steps over its own share.
+            rank, world = dist.get_rank(), dist.get_world_size()
+            per_rank = len(files) // world
+            my_files = files[rank::world][:per_rank]
+            for epoch in range(epochs):
+                for step in range(per_rank // batch_size):
+                    train_step(my_files[step * batch_size : (step + 1) * batch_size])
+                    dist.barrier()
+        """,
+        """
+        import torch
+        import torch.distributed as dist
+
+
+        def on_batch_end(loss):
+            # The flag is set on rank 0 only, then broadcast: every rank agrees.
+            stop = torch.zeros(1)
+            if dist.get_rank() == 0:
+                stop = (loss > 10).float()
+            dist.broadcast(stop, src=0)
+            if stop.item():
+                dist.barrier()
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def log(msg, barrier=True):
+            if barrier and dist.is_initialized():
+                dist.barrier()
+
+
+        def report(msg, args):
+            # A literal argument switches the collective off; `local_rank != -1`
+            # ("launched distributed") is the same on every rank.
+            if dist.get_rank() == 0:
+                log(msg, barrier=False)
+            if args.local_rank != -1:
+                dist.barrier()
+        """,
     )
     invalid = (
         """
@@ -410,6 +464,53 @@ are checked on their own, not as part of the normal sequence.
             if accelerator.is_main_process:
                 preds = accelerator.gather(preds)  # expect: RNK102
             return preds
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def setup():
+            return dist.get_rank(), dist.get_world_size()
+
+
+        def save_checkpoint(state):
+            dist.barrier()
+
+
+        def train(state):
+            # The rank comes back from a helper, unpacked with the world size.
+            r, w = setup()
+            if r == 0:
+                save_checkpoint(state)  # expect: RNK102
+        """,
+        """
+        import torch.distributed as dist
+
+
+        # https://github.com/argonne-lcf/dlio_benchmark/pull/339: with 145 files on
+        # 3 ranks, ranks 0 and 1 run 3 steps and rank 2 runs 2; the barrier hangs.
+        def run(files, batch_size, epochs):
+            rank, world = dist.get_rank(), dist.get_world_size()
+            my_files = files[rank::world]
+            steps = len(my_files) // batch_size
+            for epoch in range(epochs):
+                for step in range(steps):
+                    train_step(my_files[step * batch_size : (step + 1) * batch_size])
+                    dist.barrier()  # expect: RNK102
+        """,
+        """
+        import torch.distributed as dist
+
+
+        class Controller:
+            # A stop flag set on rank 0 only and read later, in another method.
+            def on_batch_end(self, loss):
+                if dist.get_rank() == 0:
+                    self.should_stop = loss.item() > 10
+
+            def on_epoch_end(self):
+                if self.should_stop:
+                    dist.barrier()  # expect: RNK102
         """,
     )
 

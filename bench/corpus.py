@@ -1,0 +1,364 @@
+"""Build and lint a review corpus: full source trees of distributed-training projects.
+
+    python bench/corpus.py build [--cache DIR] [--mirror-root DIR] [--project NAME ...]
+    python bench/corpus.py lint [--cache DIR] [--rules default|all ...] [--out FILE]
+                                [--jobs N] [--project NAME ...]
+
+Unlike ``bench/ecosystem.py`` (published wheels), this corpus holds each
+project's whole repository at a pinned commit: tests, examples and scripts
+included, which is where most review-worthy findings of the test and script
+rules live.
+
+``build`` exports the ``.py`` files (plus ``pyproject.toml``, ``setup.cfg`` and
+``setup.py``, which mark the project root) of each pinned commit into
+``DIR/src/<project>`` (default ``.cache/corpus``, git-ignored; a project already
+exported at its pinned commit is skipped) and writes ``DIR/manifest.json``.
+With ``--mirror-root`` the commit is read from a local bare mirror
+``<root>/<owner>+<name>/repo`` (or ``<root>/<owner>+<name>`` itself when that
+is a git directory); otherwise the repository is cloned from GitHub
+(``--filter=blob:none``, then the pinned commit is checked out) into
+``DIR/git/<project>``. Only regular files are exported: symlinks and other
+special entries are skipped.
+
+``lint`` runs ranklint in-process on each exported project with the default
+rule selection and/or every rule (``--rules``, both by default), and prints
+findings per code per project, the seconds each project took and every
+internal error. ``--out FILE`` writes every finding as one JSON object a line
+(``rules``, ``project``, ``path`` relative to ``DIR/src``, ``line``, ``col``,
+``code``, ``message`` and more) for review. Exits 1 if any internal error
+occurred. Nothing downloaded is committed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ranklint import Config, Finding, LintResult, lint_paths
+
+# name -> (GitHub owner/name, commit). Pinned so that runs are comparable
+# across ranklint versions and findings can be reviewed against fixed lines.
+PROJECTS: dict[str, tuple[str, str]] = {
+    "colossalai": ("hpcaitech/ColossalAI", "4f9953be335ef371b3848719ddafe596c01ecd37"),
+    "composer": ("mosaicml/composer", "6405188805a0054b4551ec49e4919c54c971d0e8"),
+    "gpt-neox": ("EleutherAI/gpt-neox", "ea7aefd8f8e183256992d9fede4d7c71a46d67a5"),
+    "litgpt": ("Lightning-AI/litgpt", "26857050fe3ff627cd714fe92f5838f51a3d5efa"),
+    "nemo": ("NVIDIA/NeMo", "8cfedd7203462cb251a914e700e5605444277561"),
+    "olmo": ("allenai/OLMo", "59a53e3f68e546330ca5a99ec626e58f9ab96494"),
+    "pytorch-lightning": (
+        "Lightning-AI/pytorch-lightning",
+        "7f0c3436cd3f6ad3753125672024fc415cbcb414",
+    ),
+    "slime": ("THUDM/slime", "624b824a898ab0ec1fcb4d373004c7f3852bf515"),
+    "torchrec": ("meta-pytorch/torchrec", "376cac6ad13c3a6e7fd43cc0fe432abbc7c39f7d"),
+    "torchtune": ("pytorch/torchtune", "bd2a0fc7c31430972728494fa01aaeeb0ebf1ba1"),
+}
+# Exported besides ``*.py``: files that mark a project's root.
+ROOT_MARKERS = frozenset({"pyproject.toml", "setup.cfg", "setup.py"})
+# Written into each exported tree: the commit it holds (a changed pin re-exports).
+COMMIT_MARKER = ".corpus-commit"
+# --rules choice -> Config.select (None: the default selection).
+RULE_SETS: dict[str, tuple[str, ...] | None] = {"default": None, "all": ("ALL",)}
+
+
+class BuildError(Exception):
+    """A project's sources could not be exported."""
+
+
+@dataclass
+class ProjectRun:
+    name: str
+    rules: str
+    seconds: float
+    result: LintResult
+
+
+def _git(args: Sequence[str], *, git_dir: Path | None = None, timeout: float = 1800) -> str:
+    command = ["git", *(["--git-dir", str(git_dir)] if git_dir is not None else []), *args]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        message = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"
+        raise BuildError(f"{' '.join(command)}: {message}")
+    return done.stdout
+
+
+def mirror_dir(mirror_root: Path, repo: str) -> Path:
+    """The bare mirror of ``owner/name`` under ``mirror_root``."""
+    base = mirror_root / repo.replace("/", "+")
+    for candidate in (base / "repo", base):
+        if (candidate / "HEAD").is_file():
+            return candidate
+    raise BuildError(f"{repo}: no git directory at {base}")
+
+
+def clone(repo: str, commit: str, target: Path) -> Path:
+    """A blobless clone of ``repo`` with ``commit`` checked out; its git directory."""
+    if not (target / ".git").is_dir():
+        if target.exists():
+            shutil.rmtree(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        url = f"https://github.com/{repo}"
+        _git(["clone", "--quiet", "--filter=blob:none", "--no-checkout", url, str(target)])
+    git_dir = target / ".git"
+    try:
+        _git(["cat-file", "-e", f"{commit}^{{commit}}"], git_dir=git_dir)
+    except BuildError:  # not on a branch any more: ask for it by id
+        _git(["fetch", "--quiet", "--filter=blob:none", "origin", commit], git_dir=git_dir)
+    # Checking out fetches the commit's blobs in one batch (an archive would
+    # fetch them one by one).
+    _git(["-C", str(target), "checkout", "--quiet", "--detach", commit])
+    return git_dir
+
+
+def wanted(path: str) -> bool:
+    return path.endswith(".py") or path.rsplit("/", 1)[-1] in ROOT_MARKERS
+
+
+def export(git_dir: Path, commit: str, target: Path) -> list[str]:
+    """Write the wanted regular files of ``commit`` under ``target`` (replaced whole).
+
+    Blobs are read with one ``git cat-file --batch`` rather than ``git
+    archive``, which fails on the first blob a mirror lacks (mirrors may leave
+    out big data files) even when that blob is filtered out. Returns the
+    wanted paths whose blobs are missing (not written).
+    """
+    listing = _git(["ls-tree", "-r", "-z", "--full-tree", commit], git_dir=git_dir)
+    entries: list[tuple[str, str]] = []  # (object id, path)
+    for line in filter(None, listing.split("\0")):
+        meta, path = line.split("\t", 1)
+        mode, kind, oid = meta.split()
+        # Regular files only: no symlinks (120000), no submodules (commits).
+        if kind == "blob" and mode in ("100644", "100755") and wanted(path):
+            entries.append((oid, path))
+    if not any(path.endswith(".py") for _, path in entries):
+        raise BuildError(f"{commit}: no Python files")
+    command = ["git", "--git-dir", str(git_dir), "cat-file", "--batch"]
+    request = "".join(f"{oid}\n" for oid, _ in entries).encode()
+    done = subprocess.run(command, input=request, capture_output=True, timeout=1800)
+    if done.returncode != 0:
+        raise BuildError(f"git cat-file: {done.stderr.decode(errors='replace').strip()}")
+    partial = target.with_name(target.name + ".partial")
+    if partial.exists():
+        shutil.rmtree(partial)
+    partial.mkdir(parents=True)
+    missing: list[str] = []
+    data = done.stdout
+    offset = 0
+    for oid, path in entries:
+        newline = data.index(b"\n", offset)
+        header = data[offset:newline].decode().split()
+        offset = newline + 1
+        if header[1:] == ["missing"]:
+            missing.append(path)
+            continue
+        if header[0] != oid or header[1] != "blob":
+            raise BuildError(f"git cat-file: unexpected answer {header} for {oid}")
+        size = int(header[2])
+        destination = partial.joinpath(*path.split("/"))
+        if ".." in path.split("/") or not destination.is_relative_to(partial):
+            raise BuildError(f"{commit}: unsafe path {path!r}")
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_bytes(data[offset : offset + size])
+        offset += size + 1  # the content is followed by a newline
+    (partial / COMMIT_MARKER).write_text(commit + "\n")
+    if target.exists():
+        shutil.rmtree(target)
+    partial.rename(target)
+    return missing
+
+
+def build(names: Sequence[str], cache: Path, mirror_root: Path | None) -> list[str]:
+    """Export each project and write the manifest; returns the failures."""
+    failures: list[str] = []
+    manifest: list[dict[str, object]] = []
+    for name in names:
+        repo, commit = PROJECTS[name]
+        target = cache / "src" / name
+        marker = target / COMMIT_MARKER
+        if not (marker.is_file() and marker.read_text().strip() == commit):
+            start = time.perf_counter()
+            try:
+                if mirror_root is not None:
+                    git_dir = mirror_dir(mirror_root, repo)
+                else:
+                    git_dir = clone(repo, commit, cache / "git" / name)
+                missing = export(git_dir, commit, target)
+            except (BuildError, subprocess.TimeoutExpired, OSError) as exc:
+                failures.append(f"{name}: {exc}")
+                continue
+            print(f"exported {name} in {time.perf_counter() - start:.1f}s", file=sys.stderr)
+            if missing:
+                failures.append(f"{name}: blobs missing from the source, not exported: {missing}")
+        files = [path for path in target.rglob("*.py") if path.is_file()]
+        manifest.append(
+            {
+                "name": name,
+                "repo": repo,
+                "commit": commit,
+                "py_files": len(files),
+                "bytes": sum(path.stat().st_size for path in files),
+            }
+        )
+    manifest_path = cache / "manifest.json"
+    # Projects built earlier but not named this time stay in the manifest.
+    if manifest_path.is_file():
+        built = {entry["name"] for entry in manifest}
+        previous = json.loads(manifest_path.read_text())
+        manifest.extend(
+            entry
+            for entry in previous
+            if entry["name"] not in built
+            and PROJECTS.get(entry["name"], (None, None))[1] == entry["commit"]
+        )
+    manifest.sort(key=lambda entry: str(entry["name"]))
+    manifest_path.parent.mkdir(parents=True, exist_ok=True)
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
+    print(manifest_table(manifest))
+    return failures
+
+
+def manifest_table(manifest: Sequence[dict[str, object]]) -> str:
+    lines = [f"{'project':<18} {'repo':<31} {'commit':<40} {'files':>6} {'MB':>7}"]
+    for entry in manifest:
+        megabytes = int(str(entry["bytes"])) / 1e6
+        lines.append(
+            f"{entry['name']!s:<18} {entry['repo']!s:<31} {entry['commit']!s:<40} "
+            f"{entry['py_files']!s:>6} {megabytes:>7.1f}"
+        )
+    return "\n".join(lines)
+
+
+def lint(
+    names: Sequence[str], rule_sets: Sequence[str], cache: Path, jobs: int, out: Path | None
+) -> tuple[list[ProjectRun], list[str]]:
+    """Lint each exported project with each rule set; also returns the projects missing."""
+    runs: list[ProjectRun] = []
+    missing: list[str] = []
+    src = cache / "src"
+    sink = out.open("w") if out is not None else None
+    try:
+        for name in names:
+            source = src / name
+            if not source.is_dir():
+                missing.append(name)
+                continue
+            for rules in rule_sets:
+                start = time.perf_counter()
+                config = Config(select=RULE_SETS[rules], root=source.absolute())
+                result = lint_paths([source], config, jobs=jobs)
+                seconds = time.perf_counter() - start
+                runs.append(ProjectRun(name, rules, seconds, result))
+                print(f"linted {name} ({rules}) in {seconds:.1f}s", file=sys.stderr)
+                if sink is not None:
+                    for finding in result.findings:
+                        record = finding_record(finding, name, rules, src)
+                        sink.write(json.dumps(record) + "\n")
+                    sink.flush()
+    finally:
+        if sink is not None:
+            sink.close()
+    return runs, missing
+
+
+def finding_record(finding: Finding, project: str, rules: str, src: Path) -> dict[str, object]:
+    return {
+        "rules": rules,
+        "project": project,
+        "path": relative(finding.path, src),
+        "line": finding.line,
+        "col": finding.col,
+        "end_line": finding.end_line,
+        "end_col": finding.end_col,
+        "code": finding.code,
+        "name": finding.name,
+        "severity": finding.severity.value,
+        "message": finding.message,
+        "trace": [
+            {
+                "path": relative(step.path, src),
+                "line": step.line,
+                "col": step.col,
+                "message": step.message,
+            }
+            for step in finding.trace
+        ],
+    }
+
+
+def relative(path: str, src: Path) -> str:
+    """``path`` relative to ``src`` in POSIX form (unchanged when outside it)."""
+    try:
+        return Path(path).absolute().relative_to(src.absolute()).as_posix()
+    except ValueError:
+        return path
+
+
+def report(runs: Sequence[ProjectRun]) -> str:
+    """Findings per code per project, one table per rule set, then internal errors."""
+    lines: list[str] = []
+    for rules in dict.fromkeys(r.rules for r in runs):
+        chosen = [r for r in runs if r.rules == rules]
+        codes = sorted({f.code for r in chosen for f in r.result.findings})
+        lines.append(f"rules: {rules}")
+        lines.append(
+            f"{'project':<18} {'files':>6} {'seconds':>8} {'errors':>6} {'total':>6} "
+            + " ".join(f"{code:>7}" for code in codes)
+        )
+        for r in chosen:
+            counts = Counter(f.code for f in r.result.findings)
+            lines.append(
+                f"{r.name:<18} {r.result.files_checked:>6} {r.seconds:>8.1f} "
+                f"{len(r.result.errors):>6} {len(r.result.findings):>6} "
+                + " ".join(f"{counts.get(c, 0):>7}" for c in codes)
+            )
+        total = Counter(f.code for r in chosen for f in r.result.findings)
+        lines.append(
+            f"{'total':<18} {sum(r.result.files_checked for r in chosen):>6} "
+            f"{sum(r.seconds for r in chosen):>8.1f} "
+            f"{sum(len(r.result.errors) for r in chosen):>6} {total.total():>6} "
+            + " ".join(f"{total.get(c, 0):>7}" for c in codes)
+        )
+        lines.append("")
+    for r in runs:
+        lines.extend(f"internal error ({r.rules}): {e.describe()}" for e in r.result.errors)
+    return "\n".join(lines).rstrip()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("action", choices=("build", "lint"))
+    parser.add_argument("--cache", type=Path, default=Path(".cache/corpus"))
+    parser.add_argument("--project", action="append", choices=sorted(PROJECTS))
+    parser.add_argument(
+        "--mirror-root", type=Path, help="read commits from local bare mirrors (build)"
+    )
+    parser.add_argument(
+        "--rules", action="append", choices=sorted(RULE_SETS), help="rule sets (lint; default both)"
+    )
+    parser.add_argument("--jobs", type=int, default=1, help="processes (lint)")
+    parser.add_argument("--out", type=Path, help="write findings as JSON lines (lint)")
+    args = parser.parse_args()
+    names = args.project or sorted(PROJECTS)
+    if args.action == "build":
+        failures = build(names, args.cache, args.mirror_root)
+        for failure in failures:
+            print(f"failed: {failure}")
+        return 1 if failures else 0
+    rule_sets = list(dict.fromkeys(args.rules or RULE_SETS))
+    runs, missing = lint(names, rule_sets, args.cache, args.jobs, args.out)
+    print(report(runs))
+    for name in missing:
+        print(f"skipped, not built (run build first): {name}")
+    return 1 if any(r.result.errors for r in runs) or missing else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

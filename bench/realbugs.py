@@ -1,0 +1,115 @@
+"""Recall on the real-bug set: re-created public reports, each a buggy/fixed pair.
+
+    python bench/realbugs.py [--markdown]
+
+``tests/realbugs/<case>/buggy.py`` marks with ``# expect: RNKxxx`` the line
+where the bug should be reported; ``fixed.py`` is the corrected code, where none
+of those codes (nor RNK102, RNK104, RNK105) may be reported. Each file is linted
+on its own with the default rule set. Prints, per case, what was expected and
+found, then recall per bug class and overall, and the findings on fixed
+versions (false alarms). The docstring of each buggy file cites its report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from ranklint import Config, lint_paths
+from ranklint.testing import actual_findings, expected_findings
+
+REALBUGS = Path(__file__).resolve().parent.parent / "tests" / "realbugs"
+# Reported on a fixed version, these are false alarms whatever the case's own code.
+ALWAYS_WATCHED = frozenset({"RNK102", "RNK104", "RNK105"})
+_CLASS = re.compile(r"^Class:\s*(?P<letter>[A-Z])\b", re.M)
+_REPORT = re.compile(r"^Report:\s*(?P<url>\S+)", re.M)
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    name: str
+    bug_class: str
+    report: str
+    expected: list[tuple[int, str]]
+    found: list[tuple[int, str]]  # on buggy.py, of the expected codes
+    false_alarms: list[tuple[int, str]]  # on fixed.py, of the watched codes
+
+    @property
+    def hit(self) -> bool:
+        return bool(self.expected) and set(self.expected) <= set(self.found)
+
+
+def cases() -> list[Path]:
+    return sorted(path for path in REALBUGS.iterdir() if (path / "buggy.py").is_file())
+
+
+def check(case: Path, config: Config | None = None) -> CaseResult:
+    buggy = (case / "buggy.py").read_text(encoding="utf-8")
+    expected = expected_findings(buggy)
+    codes = {code for _, code in expected}
+    config = config or Config()
+    on_buggy = lint_paths([case / "buggy.py"], config, jobs=1).findings
+    on_fixed = lint_paths([case / "fixed.py"], config, jobs=1).findings
+    class_match = _CLASS.search(buggy)
+    report_match = _REPORT.search(buggy)
+    return CaseResult(
+        name=case.name,
+        bug_class=class_match.group("letter") if class_match else "?",
+        report=report_match.group("url") if report_match else "",
+        expected=expected,
+        found=[pair for pair in actual_findings(on_buggy) if pair[1] in codes],
+        false_alarms=[
+            pair for pair in actual_findings(on_fixed) if pair[1] in codes | ALWAYS_WATCHED
+        ],
+    )
+
+
+def _pairs(pairs: list[tuple[int, str]]) -> str:
+    return ", ".join(f"{code}:{line}" for line, code in pairs) or "-"
+
+
+def report(results: list[CaseResult], *, markdown: bool) -> str:
+    rows = [
+        (
+            r.name,
+            r.bug_class,
+            _pairs(r.expected),
+            ("yes " if r.hit else "no ") + _pairs(r.found),
+            _pairs(r.false_alarms),
+        )
+        for r in results
+    ]
+    if markdown:
+        lines = [
+            "| case | class | expected | found | fixed: false alarms |",
+            "|---|---|---|---|---|",
+        ]
+        lines += [f"| {' | '.join(row)} |" for row in rows]
+    else:
+        lines = [f"{a:<58} {b} {c:<14} {d:<22} {e}" for a, b, c, d, e in rows]
+    per_class: Counter[str] = Counter(r.bug_class for r in results)
+    hits: Counter[str] = Counter(r.bug_class for r in results if r.hit)
+    lines.append("")
+    for letter in sorted(per_class):
+        lines.append(f"class {letter}: {hits[letter]}/{per_class[letter]} found")
+    total, found = len(results), sum(hits.values())
+    alarms = sum(1 for r in results if r.false_alarms)
+    lines.append(f"recall: {found}/{total} = {found / total:.0%}" if total else "no cases")
+    lines.append(f"fixed versions with a finding: {alarms}/{total}")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    args = parser.parse_args()
+    results = [check(case) for case in cases()]
+    print(report(results, markdown=args.markdown))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,350 @@
+"""Rank-dependent values across binding forms and files, seen through RNK102 and RNK105.
+
+Each case writes a small project into ``tmp_path`` and compares the (file, line,
+code) of every RNK102/RNK104/RNK105 finding with the ``# expect:`` markers of
+its files: a value's rank-dependence matters only where it decides a
+collective.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ranklint import Config, lint_paths
+from ranklint.testing import expected_findings
+
+pytestmark = pytest.mark.timeout(30)
+
+_CODES = ("RNK102", "RNK104", "RNK105")
+
+
+def _check(root: Path, files: dict[str, str]) -> tuple[list[tuple[str, int, str]], ...]:
+    """(found, expected) findings of the project ``files``."""
+    expected: list[tuple[str, int, str]] = []
+    for name, text in files.items():
+        source = textwrap.dedent(text).lstrip()
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+        expected += [(name, line, code) for line, code in expected_findings(source)]
+    result = lint_paths([root], Config(select=_CODES, root=root), jobs=1)
+    assert result.errors == []
+    found = [(Path(f.path).relative_to(root).as_posix(), f.line, f.code) for f in result.findings]
+    return sorted(found), sorted(expected)
+
+
+_UTILS = """
+    import torch.distributed as dist
+
+
+    def rank_info():
+        if not dist.is_initialized():
+            return 0, 1
+        return dist.get_rank(), dist.get_world_size()
+
+
+    def setup():
+        r, w = rank_info()
+        return r, w
+
+
+    def save():
+        dist.barrier()
+"""
+
+
+def test_unpacked_helper_results_decide_collectives_element_by_element(tmp_path: Path) -> None:
+    found, expected = _check(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/utils.py": _UTILS,
+            "pkg/train.py": """
+                import torch.distributed as dist
+
+                from pkg.utils import save, setup
+
+
+                def train(t):
+                    r, w = setup()
+                    if w > 1:
+                        dist.all_reduce(t)
+                    if r == 0:
+                        save()  # expect: RNK102
+                    *_, last = setup()
+                    if last > 1:
+                        dist.all_reduce(t)
+            """,
+        },
+    )
+
+    assert found == expected
+
+
+def test_attributes_unpacked_in_init_decide_collectives_in_other_methods(tmp_path: Path) -> None:
+    found, expected = _check(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/utils.py": _UTILS,
+            "pkg/trainer.py": """
+                import torch.distributed as dist
+
+                from pkg.utils import save, setup
+
+
+                class Trainer:
+                    def __init__(self):
+                        self.r, self.w = setup()
+
+                    def step(self, t):
+                        if self.w > 1:
+                            dist.all_reduce(t)
+                        if self.r == 0:
+                            save()  # expect: RNK102
+            """,
+        },
+    )
+
+    assert found == expected
+
+
+def test_helper_returning_tuples_of_different_shapes_decides_nothing(tmp_path: Path) -> None:
+    found, expected = _check(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/info.py": """
+                import torch.distributed as dist
+
+
+                def info(full):
+                    if full:
+                        return dist.get_rank(), dist.get_world_size(), 0
+                    return dist.get_world_size(), 1
+            """,
+            "pkg/use.py": """
+                import torch.distributed as dist
+
+                from pkg.info import info
+
+
+                def use(t):
+                    a, b = info(False)
+                    if a > 1:
+                        dist.all_reduce(t)
+            """,
+        },
+    )
+
+    assert found == expected == []
+
+
+def test_ranks_chosen_in_rank_dependent_branches_create_partial_groups(tmp_path: Path) -> None:
+    found, expected = _check(
+        tmp_path,
+        {
+            "groups.py": """
+                import torch.distributed as dist
+
+
+                def pairs(rank):
+                    ranks = [0, 3] if rank in (0, 3) else [1, 2]
+                    return dist.new_group(ranks)  # expect: RNK105
+
+
+                def halves():
+                    if dist.get_rank() < 2:
+                        members = [0, 1]
+                    else:
+                        members = [2, 3]
+                    return dist.new_group(members)  # expect: RNK105
+
+
+                def every_group(world):
+                    mine = None
+                    for start in range(0, world, 2):
+                        ranks = list(range(start, start + 2))
+                        group = dist.new_group(ranks)
+                        if dist.get_rank() in ranks:
+                            mine = group
+                    return mine
+            """,
+        },
+    )
+
+    assert found == expected
+
+
+def test_flags_set_on_one_rank_decide_collectives_until_shared(tmp_path: Path) -> None:
+    found, expected = _check(
+        tmp_path,
+        {
+            "loop.py": """
+                import torch
+                import torch.distributed as dist
+
+
+                class Controller:
+                    def on_batch_end(self, loss):
+                        if dist.get_rank() == 0:
+                            self.should_stop = loss.item() > 10
+
+                    def maybe_stop(self, t):
+                        if self.should_stop:
+                            dist.barrier()  # expect: RNK102
+
+
+                def agreed(loss, t):
+                    stop = torch.zeros(1)
+                    if dist.get_rank() == 0:
+                        stop = (loss > 10).float()
+                    dist.broadcast(stop, src=0)
+                    if stop.item():
+                        dist.barrier()
+            """,
+        },
+    )
+
+    assert found == expected
+
+
+def test_sharded_sequences_and_global_leaders_are_rank_dependent(tmp_path: Path) -> None:
+    found, expected = _check(
+        tmp_path,
+        {
+            "shards.py": """
+                import torch.distributed as dist
+
+                LEADER = False
+
+
+                def init():
+                    global LEADER
+                    LEADER = dist.get_rank() == 0
+
+
+                def evaluate(files, t):
+                    rank, world = dist.get_rank(), dist.get_world_size()
+                    for name in files[rank::world]:
+                        dist.all_reduce(t)  # expect: RNK102
+                    for name in files[::world]:
+                        dist.all_reduce(t)
+
+
+                def log(t):
+                    if LEADER:
+                        dist.all_reduce(t)  # expect: RNK102
+            """,
+        },
+    )
+
+    assert found == expected
+
+
+def test_lazy_initialisation_test_is_judged_before_the_rank_value_is_stored(
+    tmp_path: Path,
+) -> None:
+    found, expected = _check(
+        tmp_path,
+        {
+            "seed.py": """
+                import torch.distributed as dist
+
+
+                class Task:
+                    def __init__(self, t):
+                        self._seed = None
+                        self.t = t
+
+                    def seed(self):
+                        if self._seed is None:
+                            dist.broadcast(self.t, src=0)
+                            self._seed = int(self.t) + dist.get_rank()
+                        return self._seed
+
+                    def step(self):
+                        if self._seed == 3:
+                            dist.barrier()  # expect: RNK102
+            """,
+        },
+    )
+
+    assert found == expected
+
+
+def test_rank_like_names_from_opaque_calls_and_inherited_framework_collectives(
+    tmp_path: Path,
+) -> None:
+    found, expected = _check(
+        tmp_path,
+        {
+            "callbacks.py": """
+                import pytorch_lightning as pl
+                import ray.train
+
+
+                class Report(pl.Callback):
+                    def on_train_epoch_end(self, trainer, pl_module):
+                        global_rank = ray.train.get_context().get_world_rank()
+                        if global_rank == 0:
+                            trainer.save_checkpoint("ckpt.pt")  # expect: RNK102
+                        world_size = ray.train.get_context().get_world_size()
+                        if world_size > 1:
+                            trainer.save_checkpoint("all.pt")
+
+
+                class Model(pl.LightningModule):
+                    def test_epoch_end(self, outputs):
+                        if self.trainer.is_global_zero:
+                            outputs = self.all_gather(outputs)  # expect: RNK102
+                        return outputs
+
+                    def validation_epoch_end(self, outputs):
+                        if self.trainer.local_rank != -1:
+                            outputs = self.all_gather(outputs)
+                        return outputs
+            """,
+        },
+    )
+
+    assert found == expected
+
+
+def test_literal_argument_switches_off_a_collective_under_a_compound_flag(
+    tmp_path: Path,
+) -> None:
+    found, expected = _check(
+        tmp_path,
+        {
+            "log.py": """
+                import torch.distributed as dist
+
+
+                def log(msg, barrier=True):
+                    if barrier and dist.is_initialized():
+                        dist.barrier()
+
+
+                def sync(msg, skip=False):
+                    if skip or not dist.is_initialized():
+                        return
+                    dist.barrier()
+
+
+                def main(ok):
+                    if dist.get_rank() == 0:
+                        log("quiet", barrier=False)
+                        sync("skipped", skip=True)
+                    if dist.get_rank() == 0:
+                        log("loud", barrier=True)  # expect: RNK102
+                    if dist.get_rank() == 0:
+                        log("unknown", barrier=ok)  # expect: RNK102
+            """,
+        },
+    )
+
+    assert found == expected
