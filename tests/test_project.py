@@ -302,7 +302,7 @@ def test_project_rules_run_in_the_flake8_face(tmp_path: Path) -> None:
         ),
         pytest.param(
             "elif-chain",
-            "    if rank == -1:\n        dist.barrier()\n"
+            "    if rank == 1:\n        dist.barrier()\n"
             + "".join(f"    elif x == {i}:\n        dist.all_reduce(x)\n" for i in range(800)),
             [6],  # the barrier on the rank branch against the all_reduce of the others
             id="elif-chain",
@@ -451,9 +451,11 @@ def test_calls_resolve_through_nesting_reexports_inheritance_and_relative_import
         pytest.param(
             "def f(rank, t):\n    for _ in range(rank):\n        dist.all_reduce(t)\n",
             6,
-            "`all_reduce` runs in a loop whose trip count depends on the rank (`range(rank)`); "
-            "ranks that iterate fewer times hang in it; make the trip count the same on every "
-            "rank",
+            "`all_reduce` runs in a loop whose trip count or order depends on the rank "
+            "(`range(rank)`); ranks that iterate fewer times, or over other items, hang in it "
+            "or pair it with another rank's collective; make the iteration the same on every "
+            "rank: all-reduce the count first, or iterate a list every rank agrees on (the "
+            "sorted union of the ranks' keys)",
             id="loop",
         ),
         pytest.param(

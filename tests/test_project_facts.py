@@ -2489,9 +2489,12 @@ def test_groups_exits_and_mismatches_give_the_expected_divergence(
                     "m.py",
                     7,
                     (
-                        "`barrier` runs in a loop whose trip count depends on the "
-                        "rank (`range(rank)`); ranks that iterate fewer times hang "
-                        "in it; make the trip count the same on every rank"
+                        "`barrier` runs in a loop whose trip count or order depends "
+                        "on the rank (`range(rank)`); ranks that iterate fewer times, "
+                        "or over other items, hang in it or pair it with another "
+                        "rank's collective; make the iteration the same on every rank: "
+                        "all-reduce the count first, or iterate a list every rank "
+                        "agrees on (the sorted union of the ranks' keys)"
                     ),
                     [],
                 ),

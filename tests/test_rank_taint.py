@@ -751,3 +751,47 @@ def test_branch_test_is_judged_before_its_arms_assign_what_it_reads() -> None:
     )
 
     assert [t.rank for t in found] == [False, True]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("stats['lr'] = 0.1", True),
+        ("stats.update(lr=0.1)", True),
+        ("stats.setdefault('lr', 0.1)", True),
+        ("extra.append(1)", False),  # another container
+        ("print(stats.get('lr'))", False),  # read, not changed
+    ],
+)
+def test_containers_changed_in_place_under_a_rank_test_depend_on_the_rank(
+    body: str, expected: bool
+) -> None:
+    (found,) = taints(
+        f"""
+        import torch.distributed as dist
+        stats = {{}}
+        extra = []
+        if dist.get_rank() == 0:
+            {body}
+        probe(stats)
+        """
+    )
+
+    assert found.rank is expected
+
+
+def test_attribute_container_changed_under_a_rank_test_depends_on_the_rank() -> None:
+    first, second = taints(
+        """
+        import torch.distributed as dist
+        class Logger:
+            def log(self, key, value):
+                if dist.get_rank() == 0:
+                    self.history[key] = value
+                probe(self.history)
+                self.other[key] = value
+                probe(self.other)
+        """
+    )
+
+    assert (first.rank, second.rank) == (True, False)

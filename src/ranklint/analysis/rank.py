@@ -89,6 +89,10 @@ CLEAN = Taint()
 _STRONG = Taint(rank=True, axes=frozenset({GLOBAL_AXIS}), strong=True)
 # A draw from a process-global random state: may differ between ranks.
 _RANDOM = Taint(rank=True, axes=frozenset({GLOBAL_AXIS}))
+# Methods that add to or remove from a list, dict or set in place.
+_MUTATORS = frozenset(
+    {"append", "extend", "insert", "update", "add", "setdefault", "pop", "remove", "discard"}
+)
 # `via` entries name one element of a call's returned tuple as `target#index`.
 _ELEMENT = "#"
 
@@ -221,10 +225,41 @@ class RankTaint:
         for _, written in self._controls:
             written.append((env, name))
 
+    def changed(self, container: cst.BaseExpression) -> None:
+        """``container`` (``metrics``, ``self.cache``) was modified in place: under a
+        rank-dependent test its contents, so its length, depend on the rank."""
+        if not self._controls:
+            return
+        if isinstance(container, cst.Name):
+            name = container.value
+            env = next(
+                (env for env in reversed(self._function_envs) if name in env),
+                self._module_env if name in self._module_env else self._env_for(name),
+            )
+        elif (
+            isinstance(container, cst.Attribute)
+            and isinstance(container.value, cst.Name)
+            and container.value.value == "self"
+            and self._in_method()
+        ):
+            name, env = container.attr.value, self._class_envs[-1]
+        else:
+            return
+        for _, written in self._controls:
+            written.append((env, name))
+
+    def mutated_by(self, call: cst.Call) -> None:
+        """``metrics.update(...)``, ``losses.append(...)``: see :meth:`changed`."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _MUTATORS:
+            self.changed(func.value)
+
     def bind(self, target: cst.BaseExpression, value: Taint) -> None:
         """Record the taint of an assignment target (names, tuples, ``self.x``)."""
         if isinstance(target, cst.Name):
             self._record(self._env_for(target.value), target.value, value)
+        elif isinstance(target, cst.Subscript):
+            self.changed(target.value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 # Unpacking a value gives each name an unknown part of it.

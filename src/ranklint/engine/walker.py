@@ -394,6 +394,7 @@ class Walker:
     def _call(self, node: cst.Call) -> None:
         site = Site(self.ctx.top_index, self.ctx.call_ordinal)
         self._walk_children(node)
+        self.ctx.rank.mutated_by(node)
         self.ctx.facts.call(node, site)
 
     def _if_exp(self, node: cst.IfExp) -> None:

@@ -40,9 +40,11 @@ def _message(divergence: Divergence) -> str:
         )
     if kind is DivergenceKind.LOOP_TRIP_COUNT:
         return (
-            f"{subject} runs in a loop whose trip count depends on the rank (`{condition}`); "
-            f"ranks that iterate fewer times hang in it; make the trip count the same on every "
-            f"rank"
+            f"{subject} runs in a loop whose trip count or order depends on the rank "
+            f"(`{condition}`); ranks that iterate fewer times, or over other items, hang in it "
+            f"or pair it with another rank's collective; make the iteration the same on every "
+            f"rank: all-reduce the count first, or iterate a list every rank agrees on (the "
+            f"sorted union of the ranks' keys)"
         )
     if kind is DivergenceKind.MISMATCH:
         assert divergence.other is not None

@@ -512,6 +512,20 @@ are checked on their own, not as part of the normal sequence.
                 if self.should_stop:
                     dist.barrier()  # expect: RNK102
         """,
+        """
+        import torch.distributed as dist
+
+
+        # https://github.com/Lightning-AI/pytorch-lightning/issues/7129: ranks do not
+        # have the same metric keys; syncing them key by key runs a different
+        # number of collectives per rank and hangs.
+        def sync_metrics(loss):
+            metrics = {"val_loss": loss}
+            if dist.get_rank() == 0:
+                metrics["reduced_metric"] = compute_reduced_metric()
+            for key in sorted(metrics):
+                dist.all_reduce(metrics[key])  # expect: RNK102
+        """,
     )
 
     @classmethod
