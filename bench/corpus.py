@@ -3,6 +3,7 @@
     python bench/corpus.py build [--cache DIR] [--mirror-root DIR] [--project NAME ...]
     python bench/corpus.py lint [--cache DIR] [--rules default|all ...] [--out FILE]
                                 [--jobs N] [--project NAME ...]
+    python bench/corpus.py compare BEFORE.jsonl AFTER.jsonl [--prefix RNK1]
 
 Unlike ``bench/ecosystem.py`` (published wheels), this corpus holds each
 project's whole repository at a pinned commit: tests, examples and scripts
@@ -27,6 +28,10 @@ internal error. ``--out FILE`` writes every finding as one JSON object a line
 (``rules``, ``project``, ``path`` relative to ``DIR/src``, ``line``, ``col``,
 ``code``, ``message`` and more) for review. Exits 1 if any internal error
 occurred. Nothing downloaded is committed.
+
+``compare`` reads two ``--out`` files (say, of the last release and of the
+checkout) and prints findings per code (``--prefix``, default ``RNK1``) before
+and after, then each finding that went away or appeared.
 """
 
 from __future__ import annotations
@@ -332,9 +337,40 @@ def report(runs: Sequence[ProjectRun]) -> str:
     return "\n".join(lines).rstrip()
 
 
+def _findings_of(path: Path, prefix: str) -> set[tuple[str, str, int]]:
+    found = set()
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            record = json.loads(line)
+            if record["code"].startswith(prefix):
+                found.add((record["code"], record["path"], record["line"]))
+    return found
+
+
+def compare(before_path: Path, after_path: Path, prefix: str) -> str:
+    """Findings per code before and after, then the ones that appeared or went."""
+    before, after = _findings_of(before_path, prefix), _findings_of(after_path, prefix)
+    codes = sorted({code for code, _, _ in before | after})
+    lines = ["| code | before | after | gone | new |", "| --- | ---: | ---: | ---: | ---: |"]
+    for code in codes:
+        b = {f for f in before if f[0] == code}
+        a = {f for f in after if f[0] == code}
+        lines.append(f"| {code} | {len(b)} | {len(a)} | {len(b - a)} | {len(a - b)} |")
+    lines.append("")
+    lines += [f"gone: {code} {path}:{line}" for code, path, line in sorted(before - after)]
+    lines += [f"new:  {code} {path}:{line}" for code, path, line in sorted(after - before)]
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("action", choices=("build", "lint"))
+    parser.add_argument("action", choices=("build", "lint", "compare"))
+    parser.add_argument(
+        "files", nargs="*", type=Path, help="compare: BEFORE.jsonl AFTER.jsonl (from lint --out)"
+    )
+    parser.add_argument(
+        "--prefix", default="RNK1", help="compare: codes starting with this (default RNK1)"
+    )
     parser.add_argument("--cache", type=Path, default=Path(".cache/corpus"))
     parser.add_argument("--project", action="append", choices=sorted(PROJECTS))
     parser.add_argument(
@@ -347,6 +383,11 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="write findings as JSON lines (lint)")
     args = parser.parse_args()
     names = args.project or sorted(PROJECTS)
+    if args.action == "compare":
+        if len(args.files) != 2:
+            parser.error("compare needs BEFORE.jsonl AFTER.jsonl")
+        print(compare(args.files[0], args.files[1], args.prefix))
+        return 0
     if args.action == "build":
         failures = build(names, args.cache, args.mirror_root)
         for failure in failures:

@@ -14,12 +14,19 @@ class ImplicitReduceOp(Rule):
     name = "implicit-reduce-op"
     severity = Severity.WARNING
     summary = "A reduction does not name its reduce op"
+    default_enabled = False
     what = """\
 Reports `all_reduce`, `reduce`, `reduce_scatter`, `reduce_scatter_tensor`,
 `reduce_scatter_single`, `all_reduce_coalesced` and `_reduce_scatter_base`
 (torch.distributed, `distributed_c10d`, `deepspeed.comm`) without an `op`.
 Functional collectives take the op as a required argument and are never
 reported.
+
+Off by default: on the review corpus (docs/ecosystem-review.md) the implicit
+sums it reports were intended (tensor-parallel partial sums, counts,
+gradients divided beforehand), so it is a convention check, not a bug
+finder. Teams that want every reduction to name its op opt in with
+`extend-select = ["RNK106"]`.
 """
     why = """\
 The default is `ReduceOp.SUM`. Many wrong-metric and wrong-gradient bugs

@@ -1,0 +1,560 @@
+"""The engine's less travelled paths: read and engine failures, parse-error spans,
+per-file rule sets, the cache inside a run, where the work runs (this process or
+workers), the start method of the workers, and placing project findings when a
+file of their call chain vanished or changed during the run."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from ranklint import Config, lint_paths, lint_source
+from ranklint import engine as engine_module
+from ranklint.cache import Cache
+from ranklint.engine import Linter, lint_files
+from ranklint.engine.threads import run_with_large_stack
+from ranklint.findings import Finding, Severity, TraceStep
+from ranklint.rules.imports.wildcard_import import WildcardImport
+from tests.conftest import write
+
+NEW_GROUP = "import torch.distributed as dist\n\ndist.new_group()\n"
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts parsed in this process (worker processes append to their own copy)."""
+    seen: list[str] = []
+    real = engine_module.parse_source
+
+    def counting(text: str) -> cst.Module:
+        seen.append(text)
+        return real(text)
+
+    monkeypatch.setattr(engine_module, "parse_source", counting)
+    return seen
+
+
+def spans(findings: list[Finding]) -> list[tuple[str, int, int, int, int]]:
+    return [(f.code, f.line, f.col, f.end_line, f.end_col) for f in findings]
+
+
+# -- findings: rule metadata, end positions, suppression lines -------------------
+
+
+def test_finding_carries_its_rules_name_severity_and_exclusive_end() -> None:
+    result = lint_source("import wandb\n", "lib/run.py")
+
+    assert [(f.code, f.name, f.severity) for f in result.findings] == [
+        ("RNK302", "heavy-import-at-module-level", Severity.WARNING)
+    ]
+    assert spans(result.findings) == [("RNK302", 1, 1, 1, 13)]
+
+
+def test_finding_on_a_call_spanning_lines_ends_after_its_closing_bracket() -> None:
+    source = "import torch.distributed as dist\n\ndist.new_group(\n    ranks=[0],\n)\n"
+
+    result = lint_source(source, "lib/groups.py")
+
+    assert spans(result.findings) == [("RNK101", 3, 1, 5, 2)]
+
+
+def test_noqa_on_a_calls_own_line_inside_a_longer_statement_suppresses_only_that_call() -> None:
+    source = (
+        "import torch.distributed as dist\n"
+        "\n"
+        "groups = [\n"
+        "    dist.new_group(),  # noqa: RNK101\n"
+        "    dist.new_group(),\n"
+        "]\n"
+    )
+
+    result = lint_source(source, "lib/groups.py")
+
+    assert [(f.line, f.code) for f in result.findings] == [(5, "RNK101")]
+
+
+def test_trace_and_message_a_rule_reports_reach_the_finding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    step = TraceStep("lib/other.py", 3, 5, "imported here")
+
+    def report_with_trace(self: WildcardImport, node: cst.ImportFrom) -> None:
+        self.report(node, "custom message", trace=[step])
+
+    monkeypatch.setattr(WildcardImport, "visit_ImportFrom", report_with_trace)
+
+    result = lint_source("from os import *\n", "lib/star.py")
+
+    assert [(f.code, f.message, f.trace) for f in result.findings] == [
+        ("RNK301", "custom message", (step,))
+    ]
+
+
+# -- which rules run on which file --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [("scripts/run.py", []), ("lib/run.py", ["RNK302"])],
+    ids=["script", "library"],
+)
+def test_heavy_import_is_reported_in_library_code_but_not_in_scripts(
+    path: str, expected: list[str]
+) -> None:
+    result = lint_source("import wandb\n", path)
+
+    assert result.errors == []
+    assert [f.code for f in result.findings] == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [("lib/run.py", []), ("other/run.py", ["RNK302"])],
+    ids=["matching", "not-matching"],
+)
+def test_per_file_ignores_drop_a_code_only_in_matching_files(
+    tmp_path: Path, path: str, expected: list[str]
+) -> None:
+    config = Config(root=tmp_path, per_file_ignores={"lib/**": ("RNK302",)})
+
+    result = lint_source("import wandb\n", str(tmp_path / path), config)
+
+    assert result.errors == []
+    assert [f.code for f in result.findings] == expected
+
+
+def test_per_file_ignored_rnk001_hides_an_unreadable_file(tmp_path: Path) -> None:
+    link = tmp_path / "gone.py"
+    link.symlink_to(tmp_path / "missing-target.py")
+    config = Config(root=tmp_path, per_file_ignores={"gone.py": ("RNK001",)})
+
+    result = lint_paths([link], config, jobs=1)
+
+    assert (result.findings, result.errors, result.files_checked) == ([], [], 1)
+
+
+# -- read errors, engine failures, files with nothing to run ---------------------
+
+
+def test_read_error_without_a_system_message_is_named_by_its_type_at_the_first_character(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path / "lost.py", "x = 1\n")
+
+    def fail(file: str, mode: str = "r") -> None:
+        raise OSError("device went away")  # no errno, so no strerror
+
+    monkeypatch.setattr("ranklint.engine.open", fail, raising=False)
+
+    result = lint_paths([path], jobs=1)
+
+    assert [(f.path, f.message) for f in result.findings] == [
+        (str(path), "cannot read file: OSError")
+    ]
+    assert spans(result.findings) == [("RNK001", 1, 1, 1, 2)]
+
+
+def test_recursion_error_while_analysing_is_one_rnk001_at_the_first_character(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def too_deep(text: str) -> cst.Module:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(engine_module, "parse_source", too_deep)
+
+    result = Linter(Config()).lint_source("x = 1\n", "deep.py")
+
+    assert result.path == "deep.py"
+    assert [(f.path, f.message) for f in result.findings] == [
+        ("deep.py", "nesting too deep to analyse")
+    ]
+    assert spans(result.findings) == [("RNK001", 1, 1, 1, 2)]
+    assert result.errors == []
+
+
+def test_engine_failure_outside_the_rules_is_an_internal_error_of_the_engine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(text: str) -> cst.Module:
+        raise ValueError("kaboom")
+
+    monkeypatch.setattr(engine_module, "parse_source", broken)
+
+    result = Linter(Config()).lint_source("x = 1\n", "crash.py")
+
+    assert (result.path, result.findings) == ("crash.py", [])
+    assert [(e.path, e.where, e.message) for e in result.errors] == [
+        ("crash.py", "engine", "ValueError: kaboom")
+    ]
+    assert "ValueError: kaboom" in result.errors[0].details
+
+
+def test_file_with_no_rule_to_run_gives_an_empty_result_for_its_path() -> None:
+    result = Linter(Config(select=("RNK001",))).lint_source(NEW_GROUP, "quiet.py")
+
+    assert (result.path, result.findings, result.errors) == ("quiet.py", [], [])
+
+
+# -- parse errors ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "span"),
+    [
+        ("def f(:\n", (1, 7, 1, 8)),
+        ("x = )\n", (1, 5, 1, 6)),  # the last character of the line
+        ("x = 1 +\n", (1, 8, 1, 8)),  # past the end of the line: an empty span
+        ("x = 1\ndef f(:", (2, 7, 2, 8)),  # the last line, without a newline
+    ],
+    ids=["mid-line", "last-character", "end-of-line", "last-line"],
+)
+def test_syntax_error_span_covers_the_character_at_the_position_or_nothing_at_line_end(
+    source: str, span: tuple[int, int, int, int]
+) -> None:
+    result = Linter(Config()).lint_source(source, "bad.py")
+
+    assert result.path == "bad.py"
+    assert [(f.path, f.code) for f in result.findings] == [("bad.py", "RNK001")]
+    assert spans(result.findings) == [("RNK001", *span)]
+
+
+def test_syntax_error_with_rnk001_disabled_gives_an_empty_result_for_its_path() -> None:
+    result = Linter(Config(ignore=("RNK001",))).lint_source("def f(:\n", "bad.py")
+
+    assert (result.path, result.findings, result.errors) == ("bad.py", [], [])
+
+
+# -- the large-stack thread ------------------------------------------------------
+
+
+def test_exception_raised_on_the_large_stack_thread_is_raised_again_in_the_caller() -> None:
+    def fail() -> None:
+        raise KeyError("lost")
+
+    with pytest.raises(KeyError, match="lost"):
+        run_with_large_stack(fail)
+
+
+def test_large_stack_work_runs_on_a_thread_named_for_ranklint() -> None:
+    # The name is what stack dumps (py-spy, faulthandler) show for a stuck parse.
+    name = run_with_large_stack(lambda: threading.current_thread().name)
+
+    assert name == "ranklint-parse"
+
+
+# -- the cache inside a run ------------------------------------------------------
+
+
+def test_lint_file_cached_without_a_cache_lints_the_bytes_given_not_the_file(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path / "mod.py", "x = 1\n")
+
+    result = Linter(Config()).lint_file_cached(str(path), None, b"from os import *\n")
+
+    assert [(f.path, f.code) for f in result.findings] == [(str(path), "RNK301")]
+
+
+def test_lint_file_cached_returns_the_stored_result_for_unchanged_bytes(
+    tmp_path: Path, parses: list[str]
+) -> None:
+    config = Config(root=tmp_path)
+    path = str(write(tmp_path / "mod.py", NEW_GROUP))
+    cache = Cache.for_config(config, tmp_path / "cache")
+    linter = Linter(config)
+
+    first = linter.lint_file_cached(path, cache)
+    second = linter.lint_file_cached(path, cache)
+
+    assert len(parses) == 1
+    assert second.findings == first.findings
+    assert [(f.path, f.line, f.code) for f in second.findings] == [(path, 3, "RNK101")]
+
+
+def test_serial_cached_run_past_the_pool_threshold_lints_stores_and_reuses_every_file(
+    tmp_path: Path, parses: list[str]
+) -> None:
+    for index in range(10):
+        write(tmp_path / f"mod{index}.py", NEW_GROUP)
+    cache = tmp_path / "cache"
+
+    cold = lint_paths([tmp_path], Config(root=tmp_path), jobs=1, cache_dir=cache)
+    parsed_cold = len(parses)
+    warm = lint_paths([tmp_path], Config(root=tmp_path), jobs=1, cache_dir=cache)
+
+    assert (cold.errors, cold.files_checked) == ([], 10)
+    assert [(Path(f.path).name, f.line, f.code) for f in cold.findings] == [
+        (f"mod{index}.py", 3, "RNK101") for index in range(10)
+    ]
+    assert warm.findings == cold.findings
+    assert (parsed_cold, len(parses)) == (10, 10)  # warm: nothing parsed
+
+
+def test_unreadable_file_in_a_cached_run_yields_rnk001(tmp_path: Path) -> None:
+    link = tmp_path / "gone.py"
+    link.symlink_to(tmp_path / "missing-target.py")
+
+    result = lint_paths([link], Config(root=tmp_path), jobs=1, cache_dir=tmp_path / "cache")
+
+    assert [(f.path, f.code, f.message) for f in result.findings] == [
+        (str(link), "RNK001", "cannot read file: No such file or directory")
+    ]
+
+
+def test_unreadable_file_listed_first_does_not_keep_the_others_from_the_cache(
+    tmp_path: Path, parses: list[str]
+) -> None:
+    link = tmp_path / "a_gone.py"
+    link.symlink_to(tmp_path / "missing-target.py")
+    files = [link, write(tmp_path / "b.py", NEW_GROUP), write(tmp_path / "c.py", NEW_GROUP)]
+    cache = tmp_path / "cache"
+    lint_paths(files, Config(root=tmp_path), jobs=1, cache_dir=cache)
+    parsed_cold = len(parses)
+
+    warm = lint_paths(files, Config(root=tmp_path), jobs=1, cache_dir=cache)
+
+    assert len(parses) == parsed_cold == 2  # warm: b.py and c.py came from the cache
+    assert [(Path(f.path).name, f.code) for f in warm.findings] == [
+        ("a_gone.py", "RNK001"),
+        ("b.py", "RNK101"),
+        ("c.py", "RNK101"),
+    ]
+
+
+# -- where the files are linted --------------------------------------------------
+
+
+def _modules(root: Path, count: int) -> list[str]:
+    return [str(write(root / f"mod{index}.py", NEW_GROUP)) for index in range(count)]
+
+
+def test_jobs_1_lints_every_file_in_the_calling_process(
+    tmp_path: Path, parses: list[str]
+) -> None:
+    files = _modules(tmp_path, 9)
+
+    results = lint_files(files, Config(root=tmp_path), jobs=1)
+
+    assert len(parses) == 9
+    assert [r.path for r in results] == files
+
+
+@pytest.mark.parametrize(
+    ("count", "jobs"), [(8, 2), (12, 3)], ids=["threshold-2-jobs", "more-3-jobs"]
+)
+def test_files_from_the_pool_threshold_on_are_linted_in_worker_processes(
+    tmp_path: Path, parses: list[str], count: int, jobs: int
+) -> None:
+    files = _modules(tmp_path, count)
+
+    results = lint_files(files, Config(root=tmp_path), jobs=jobs)
+
+    assert parses == []  # the workers parsed them
+    assert [r.path for r in results] == files
+    assert [[(f.line, f.code) for f in r.findings] for r in results] == [[(3, "RNK101")]] * count
+
+
+@pytest.mark.skipif((__import__("os").cpu_count() or 1) < 2, reason="needs 2 CPUs")
+@pytest.mark.parametrize("jobs", [None, 0], ids=["default", "zero"])
+def test_unset_or_zero_jobs_use_the_cpu_count_of_workers(
+    tmp_path: Path, parses: list[str], jobs: int | None
+) -> None:
+    files = _modules(tmp_path, 8)
+
+    results = lint_files(files, Config(root=tmp_path), jobs=jobs)
+
+    assert parses == []
+    assert [r.path for r in results] == files
+
+
+def test_jobs_2_with_fewer_files_than_the_pool_threshold_lints_in_the_calling_process(
+    tmp_path: Path, parses: list[str]
+) -> None:
+    files = _modules(tmp_path, 3)
+
+    results = lint_files(files, Config(root=tmp_path), jobs=2)
+
+    assert len(parses) == 3
+    assert [r.path for r in results] == files
+
+
+# -- the workers' start method ---------------------------------------------------
+
+
+@pytest.fixture
+def all_start_methods(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(
+        "multiprocessing.get_all_start_methods", lambda: ["fork", "spawn", "forkserver"]
+    )
+
+
+@pytest.fixture
+def other_thread() -> Iterator[None]:
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    yield
+    stop.set()
+    thread.join()
+
+
+@pytest.mark.usefixtures("all_start_methods")
+def test_workers_fork_on_linux_when_no_other_thread_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("sys.platform", "linux")
+    monkeypatch.setattr(engine_module, "_os_thread_count", lambda: 1)
+
+    assert engine_module._pool_context().get_start_method() == "fork"
+
+
+@pytest.mark.usefixtures("all_start_methods", "other_thread")
+def test_workers_come_from_a_forkserver_when_another_thread_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("sys.platform", "linux")
+
+    assert engine_module._pool_context().get_start_method() == "forkserver"
+
+
+@pytest.mark.usefixtures("all_start_methods")
+def test_workers_come_from_a_forkserver_off_linux_even_with_one_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("sys.platform", "darwin")
+    monkeypatch.setattr(engine_module, "_os_thread_count", lambda: 1)
+
+    assert engine_module._pool_context().get_start_method() == "forkserver"
+
+
+@pytest.mark.usefixtures("other_thread")
+def test_workers_are_spawned_where_neither_fork_nor_forkserver_exists(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("sys.platform", "win32")
+    monkeypatch.setattr("multiprocessing.get_all_start_methods", lambda: ["spawn"])
+
+    assert engine_module._pool_context().get_start_method() == "spawn"
+
+
+# -- project findings ------------------------------------------------------------
+
+RANKS = "import torch.distributed as dist\n\n\ndef is_main():\n    return dist.get_rank() == 0\n"
+COMM = "import torch.distributed as dist\n\n\ndef sync():\n    dist.barrier()\n"
+CKPT = "from pkg.comm import sync\n\n\ndef save_checkpoint(state):\n    sync()\n"
+
+
+def _project(root: Path, train: str) -> list[str]:
+    write(root / "pyproject.toml", "[project]\nname = 'demo'\n")
+    write(root / "pkg" / "__init__.py", "")
+    return [
+        str(write(root / "pkg" / "ranks.py", RANKS)),
+        str(write(root / "pkg" / "comm.py", COMM)),
+        str(write(root / "pkg" / "ckpt.py", CKPT)),
+        str(write(root / "pkg" / "train.py", train)),
+    ]
+
+
+TRAIN = (
+    "import torch.distributed as dist\n"
+    "from pkg.ranks import is_main\n"
+    "from pkg.ckpt import save_checkpoint\n"
+    "from pkg.comm import sync\n"
+    "\n"
+    "\n"
+    "def train(state):\n"
+    "    if is_main():\n"
+    "        save_checkpoint(state)\n"  # line 9: three hops, through ckpt.py and comm.py
+    "    if is_main():\n"
+    "        sync()\n"  # line 11: two hops
+    "    if is_main():\n"
+    "        dist.barrier()\n"  # line 13: in place
+)
+
+
+def test_project_findings_name_and_trace_their_call_chains_across_files(tmp_path: Path) -> None:
+    _project(tmp_path, TRAIN)
+    pkg = tmp_path / "pkg"
+    train, ckpt, comm = str(pkg / "train.py"), str(pkg / "ckpt.py"), str(pkg / "comm.py")
+
+    result = lint_paths([tmp_path], Config(root=tmp_path), jobs=1)
+
+    assert result.errors == []
+    found = [(f.path, f.line, f.col, f.code) for f in result.findings]
+    assert found == [(train, 9, 9, "RNK102"), (train, 11, 9, "RNK102"), (train, 13, 9, "RNK102")]
+    three, two, one = result.findings
+    assert f"save_checkpoint() -> sync() -> dist.barrier() at {comm}:5)" in three.message
+    assert three.trace == (
+        TraceStep(train, 9, 9, "calls `save_checkpoint()`"),
+        TraceStep(ckpt, 5, 5, "calls `sync()`"),
+        TraceStep(comm, 5, 5, "`dist.barrier()` here"),
+    )
+    assert f"sync() -> dist.barrier() at {comm}:5)" in two.message
+    assert two.trace == (
+        TraceStep(train, 11, 9, "calls `sync()`"),
+        TraceStep(comm, 5, 5, "`dist.barrier()` here"),
+    )
+    assert "{chain}" not in one.message
+    assert one.trace == ()
+
+
+def test_suppressed_project_finding_does_not_hide_the_ones_after_it(tmp_path: Path) -> None:
+    train = TRAIN.replace("save_checkpoint(state)\n", "save_checkpoint(state)  # noqa: RNK102\n")
+    _project(tmp_path, train)
+
+    result = lint_paths([tmp_path], Config(root=tmp_path), jobs=1)
+
+    assert [(f.line, f.code) for f in result.findings] == [(11, "RNK102"), (13, "RNK102")]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [lambda path: path.unlink(), lambda path: path.write_text("def f(:\n", encoding="utf-8")],
+    ids=["deleted", "unparsable"],
+)
+def test_project_finding_through_a_file_that_changed_before_placing_is_skipped(
+    tmp_path: Path, change: object
+) -> None:
+    config = Config(root=tmp_path)
+    files = _project(tmp_path, TRAIN)
+    results = lint_files(files, config, jobs=1)
+
+    change(tmp_path / "pkg" / "ckpt.py")  # type: ignore[operator]
+    Linter(config).project_phase(results)
+
+    train = results[-1]
+    assert [(f.line, f.code) for f in train.findings] == [(11, "RNK102"), (13, "RNK102")]
+
+
+def test_project_finding_suppressed_by_a_comment_stays_suppressed_on_a_warm_run(
+    tmp_path: Path,
+) -> None:
+    train = TRAIN.replace("sync()\n    if", "sync()  # noqa: RNK102\n    if")
+    _project(tmp_path, train)
+    cache = tmp_path / "cache"
+
+    cold = lint_paths([tmp_path], Config(root=tmp_path), jobs=1, cache_dir=cache)
+    warm = lint_paths([tmp_path], Config(root=tmp_path), jobs=1, cache_dir=cache)
+
+    assert [(f.line, f.code) for f in cold.findings] == [(9, "RNK102"), (13, "RNK102")]
+    assert warm.findings == cold.findings
+
+
+def test_project_finding_through_a_cached_file_that_became_undecodable_is_skipped(
+    tmp_path: Path,
+) -> None:
+    config = Config(root=tmp_path)
+    files = _project(tmp_path, TRAIN)
+    cache = Cache.for_config(config, tmp_path / "cache")
+    cold = lint_files(files, config, jobs=1, cache=cache)
+    Linter(config).project_phase(cold, cache=cache)  # stores the located call sites
+    warm = lint_files(files, config, jobs=1, cache=cache)
+
+    (tmp_path / "pkg" / "comm.py").write_bytes(b"x = '\xff'\n")
+    Linter(config).project_phase(warm, cache=cache)
+
+    assert [(f.line, f.code) for f in warm[-1].findings] == [(13, "RNK102")]
