@@ -20,8 +20,8 @@ def enabled(config: Config) -> list[str]:
     return list(config.enabled_codes())
 
 
-RNK1_DEFAULT = ["RNK101", "RNK102", "RNK103", "RNK104", "RNK105", "RNK108", "RNK109"]
-RNK1_ALL = sorted([*RNK1_DEFAULT, "RNK106", "RNK107"])
+RNK1_DEFAULT = ["RNK101", "RNK102", "RNK103", "RNK104", "RNK105", "RNK108"]
+RNK1_ALL = sorted([*RNK1_DEFAULT, "RNK106", "RNK107", "RNK109"])
 RNK2_DEFAULT = ["RNK201", "RNK202"]
 RNK2_ALL = [*RNK2_DEFAULT, "RNK203"]
 RNK3_DEFAULT = ["RNK301", "RNK302"]

@@ -5,6 +5,7 @@ file of their call chain vanished or changed during the run."""
 
 from __future__ import annotations
 
+import textwrap
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,9 +15,11 @@ import pytest
 
 from ranklint import Config, lint_paths, lint_source
 from ranklint import engine as engine_module
+from ranklint.analysis.context import FileContext
 from ranklint.cache import Cache
 from ranklint.engine import Linter, lint_files
 from ranklint.engine.threads import run_with_large_stack
+from ranklint.engine.walker import Walker
 from ranklint.findings import Finding, Severity, TraceStep
 from ranklint.rules.imports.wildcard_import import WildcardImport
 from tests.conftest import write
@@ -332,9 +335,7 @@ def _modules(root: Path, count: int) -> list[str]:
     return [str(write(root / f"mod{index}.py", NEW_GROUP)) for index in range(count)]
 
 
-def test_jobs_1_lints_every_file_in_the_calling_process(
-    tmp_path: Path, parses: list[str]
-) -> None:
+def test_jobs_1_lints_every_file_in_the_calling_process(tmp_path: Path, parses: list[str]) -> None:
     files = _modules(tmp_path, 9)
 
     results = lint_files(files, Config(root=tmp_path), jobs=1)
@@ -558,3 +559,256 @@ def test_project_finding_through_a_cached_file_that_became_undecodable_is_skippe
     Linter(config).project_phase(warm, cache=cache)
 
     assert [(f.line, f.code) for f in warm[-1].findings] == [(13, "RNK102")]
+
+
+# -- the walk: bindings, loops, branches and handlers of each construct ----------
+
+DIST = "import torch.distributed as dist\n"
+HOT = ("RNK201", "RNK202", "RNK203")
+
+
+def codes_at(source: str, select: tuple[str, ...] | None = None) -> list[tuple[int, str]]:
+    result = lint_source(
+        textwrap.dedent(source).lstrip("\n"), "lib/snippet.py", Config(select=select)
+    )
+    assert result.errors == []
+    return [(f.line, f.code) for f in result.findings]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "for dist in groups:\n    dist.new_group()\n",
+        "with open('x') as dist:\n    dist.new_group()\n",
+        "try:\n    pass\nexcept Exception as dist:\n    dist.new_group()\n",
+        "dist += 1\ndist.new_group()\n",
+        "if (dist := 3):\n    dist.new_group()\n",
+        "del dist\ndist.new_group()\n",
+        "x = [dist.new_group() for dist in groups]\n",
+    ],
+    ids=["for", "with", "except", "augmented", "walrus", "del", "comprehension"],
+)
+def test_name_rebound_by_a_binding_construct_no_longer_names_the_imported_module(
+    body: str,
+) -> None:
+    assert codes_at(DIST + body) == []
+
+
+def test_loop_variable_from_a_rank_dependent_iterable_is_rank_dependent_after_the_loop() -> None:
+    source = """
+    import torch.distributed as dist
+
+
+    def f():
+        for r in [dist.get_rank()]:
+            pass
+        if r == 0:
+            dist.barrier()
+    """
+
+    assert codes_at(source) == [(8, "RNK102")]
+
+
+def test_augmented_assignment_adds_the_rank_dependence_of_its_value() -> None:
+    source = """
+    import torch.distributed as dist
+
+
+    def f():
+        r = 0
+        r += dist.get_rank()
+        if r == 0:
+            dist.barrier()
+    """
+
+    assert codes_at(source) == [(8, "RNK102")]
+
+
+def test_loop_target_augmented_and_walrus_names_keep_the_tensor_kind_in_a_hot_step() -> None:
+    source = """
+    import torch
+
+
+    def train_step(batch: torch.Tensor):
+        for row in batch:
+            print(row)
+        total = 0
+        total += batch
+        print(total)
+        if (y := batch.sum()):
+            print(y)
+    """
+
+    assert codes_at(source, HOT) == [(5, "RNK202"), (6, "RNK201"), (9, "RNK201"), (11, "RNK201")]
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "for i in x:\n        pass\n    else:\n",
+        "try:\n        pass\n    except Exception:\n        pass\n    else:\n",
+    ],
+    ids=["for-else", "try-else"],
+)
+def test_else_block_of_a_loop_or_try_is_analysed(statement: str) -> None:
+    source = (
+        f"{DIST}\n\ndef f():\n    {statement}"
+        "        if dist.get_rank() == 0:\n            dist.barrier()\n"
+    )
+    last = source.count("\n")
+
+    assert codes_at(source) == [(last, "RNK102")]
+
+
+@pytest.mark.parametrize("loop", ["for step in range(100):", "while True:"], ids=["for", "while"])
+def test_host_sync_in_a_module_level_step_loop_after_an_inner_loop_is_reported(
+    loop: str,
+) -> None:
+    inner = "for j in range(2):" if loop.startswith("for") else "while j:"
+    source = (
+        f"import torch\n{loop}\n    loss = model(batch)\n    loss.backward()\n"
+        f"    optimizer.step()\n    {inner}\n        pass\n    print(loss.item())\n"
+        "print(loss.item())\n"
+    )
+
+    assert codes_at(source, HOT) == [(8, "RNK201")]
+
+
+def test_environment_default_set_under_a_while_that_checks_the_key_is_not_reported() -> None:
+    source = """
+    import os
+    while "MASTER_ADDR" not in os.environ:
+        os.environ["MASTER_ADDR"] = "10.0.0.1"
+    """
+
+    assert codes_at(source) == []
+
+
+FSDP = (
+    "import torch.distributed as dist\n"
+    "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, StateDictType\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            "    with FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT):\n"
+            "        with open('x') as fh:\n"
+            "            if dist.get_rank() == 0:\n"
+            "                sd = model.state_dict()\n",
+            [(9, "RNK102")],
+        ),
+        (
+            "    with FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT):\n"
+            "        pass\n"
+            "    if dist.get_rank() == 0:\n"
+            "        sd = model.state_dict()\n",
+            [],
+        ),
+        (
+            "    if dist.get_rank() == 0:\n"
+            "        with open('y') as g:\n"
+            "            sd = model.state_dict()\n",
+            [],
+        ),
+    ],
+    ids=["inside-nested-with", "after-the-with", "plain-with"],
+)
+def test_state_dict_is_a_collective_only_inside_an_fsdp_state_dict_context(
+    body: str, expected: list[tuple[int, str]]
+) -> None:
+    assert codes_at(FSDP + "\n\ndef save(model):\n" + body) == expected
+
+
+def test_rank_conditions_of_boolean_chains_are_named_with_their_polarity() -> None:
+    source = """
+    import torch.distributed as dist
+
+
+    def f():
+        dist.get_rank() == 0 and dist.barrier()
+        dist.get_rank() != 0 or dist.barrier()
+    """
+
+    result = lint_source(textwrap.dedent(source).lstrip("\n"), "lib/snippet.py")
+
+    assert [(f.line, f.code) for f in result.findings] == [(5, "RNK102"), (6, "RNK102")]
+    first, second = (f.message for f in result.findings)
+    assert "reached only when `dist.get_rank() == 0`;" in first
+    assert "reached only when `dist.get_rank() != 0` is false;" in second
+
+
+def test_tensor_tested_inside_a_long_boolean_chain_in_a_hot_step_is_a_host_sync() -> None:
+    source = """
+    import torch
+
+
+    def train_step(x: torch.Tensor, a, b):
+        if x.any() and a and b:
+            pass
+        if a or x.all() or b:
+            pass
+    """
+
+    assert codes_at(source, HOT) == [(5, "RNK201"), (7, "RNK201")]
+
+
+def test_rank_dependent_raise_is_not_an_early_exit_but_a_return_after_it_is() -> None:
+    source = """
+    import torch.distributed as dist
+
+
+    def f():
+        if dist.get_rank() == 0:
+            raise ValueError()
+            return
+        dist.barrier()
+    """
+
+    result = lint_source(textwrap.dedent(source).lstrip("\n"), "lib/snippet.py")
+
+    assert [(f.line, f.code) for f in result.findings] == [(8, "RNK102")]
+    assert "skipped by ranks that return early when" in result.findings[0].message
+
+
+class _NodeRecorder:
+    """A stand-in visitor for the walker: records visits and leaves of some node types."""
+
+    code = "TEST"
+    name = "recorder"
+    handlers_on_visit = {cst.BooleanOperation: "visit", cst.CompFor: "visit"}
+    handlers_on_leave = {cst.BooleanOperation: "leave", cst.CompFor: "leave"}
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.events: list[tuple[str, str]] = []
+
+    def visit(self, node: cst.CSTNode) -> None:
+        self.events.append(("visit", self.module.code_for_node(node).strip()))
+
+    def leave(self, node: cst.CSTNode) -> None:
+        self.events.append(("leave", self.module.code_for_node(node).strip()))
+
+
+def test_walker_visits_and_leaves_every_boolean_operation_and_comprehension_clause_once() -> None:
+    module = cst.parse_module("x = [a for b in c if d for e in f]\ny = p and q and r or s or t\n")
+    recorder = _NodeRecorder(module)
+
+    walker = Walker(FileContext("k.py", module, Config().analysis_settings()), [recorder])  # type: ignore[list-item]
+    walker.walk(module)
+
+    assert walker.errors == []
+    nodes = [
+        "for b in c if d for e in f",
+        "for e in f",
+        "p and q and r or s or t",
+        "p and q and r or s",
+        "p and q and r",
+        "p and q",
+    ]
+    assert sorted(code for kind, code in recorder.events if kind == "visit") == sorted(nodes)
+    assert sorted(code for kind, code in recorder.events if kind == "leave") == sorted(nodes)
+    for code in nodes:  # each node is left after it is visited
+        assert recorder.events.index(("visit", code)) < recorder.events.index(("leave", code))

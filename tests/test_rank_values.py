@@ -348,3 +348,54 @@ def test_literal_argument_switches_off_a_collective_under_a_compound_flag(
     )
 
     assert found == expected
+
+
+def test_groups_created_lazily_through_a_cache_test_are_not_partial(tmp_path: Path) -> None:
+    found, expected = _check(
+        tmp_path,
+        {
+            "pairs.py": """
+                import torch.distributed as dist
+
+                _pairs = {}
+                GROUPS = []
+
+
+                def create_all():
+                    for i in range(dist.get_world_size() - 1):
+                        _pairs[(i, i + 1)] = dist.new_group([i, i + 1])
+
+
+                def pair(first, second):
+                    if len(_pairs) == 0:
+                        create_all()
+                    return _pairs[(first, second)]
+
+
+                def any_group():
+                    if not GROUPS:
+                        create_all()
+                    return GROUPS
+
+
+                def keyed(key):
+                    if key not in _pairs:
+                        create_all()
+                    return _pairs[key]
+
+
+                def send(obj):
+                    if dist.get_rank() == 0:
+                        pair(0, 1)
+                        any_group()
+                        keyed((0, 1))
+
+
+                def eager():
+                    if dist.get_rank() == 0:
+                        create_all()  # expect: RNK105
+            """,
+        },
+    )
+
+    assert found == expected

@@ -194,7 +194,7 @@ class CollectiveAnalysis:
         return [
             CollectiveLeaf(leaf.op, leaf.group, leaf.group_axes, leaf.kind, (hop, *leaf.chain))
             for leaf in self.leaves_of(callee, bindings)
-            if not leaf.lazy
+            if not leaf.lazy and not (event.lazy and leaf.kind is CallKind.GROUP_CREATION)
         ]
 
     def _event_leaves(

@@ -128,6 +128,9 @@ class CallEvent:
     unpacking: bool = False
     # The call is a statement of its own: its result is thrown away.
     discarded: bool = False
+    # Made under a lazy-initialisation test (`if not _groups:`): the groups
+    # it creates are created once, by whichever call comes first on each rank.
+    lazy: bool = False
 
 
 @dataclass(slots=True)

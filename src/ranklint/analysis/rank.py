@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -65,6 +65,10 @@ class Taint:
     # Comes from a rank query (`get_rank()`, `os.environ["RANK"]`), not only
     # from a name that looks like a rank (a parameter `rank` may be any rank).
     strong: bool = False
+    # This rank's share of a sequence (`files[rank::world]`, a selection by
+    # rank, a list filled under a rank test): its length differs per rank, and
+    # so does the length of what a project function builds from it.
+    share: bool = False
 
     def __or__(self, other: Taint) -> Taint:
         if other is CLEAN:
@@ -77,6 +81,7 @@ class Taint:
             self.axes | other.axes,
             self.membership or other.membership,
             self.strong or other.strong,
+            self.share or other.share,
         )
 
     @property
@@ -86,6 +91,7 @@ class Taint:
 
 
 CLEAN = Taint()
+_EVERY_AXIS = frozenset({GLOBAL_AXIS})
 _STRONG = Taint(rank=True, axes=frozenset({GLOBAL_AXIS}), strong=True)
 # A draw from a process-global random state: may differ between ranks.
 _RANDOM = Taint(rank=True, axes=frozenset({GLOBAL_AXIS}))
@@ -164,7 +170,8 @@ class RankTaint:
         self._declared: list[dict[str, str]] = []
         # Code under a test (branch arm, loop body): the test's taint and the
         # (environment, name) pairs assigned there.
-        self._controls: list[tuple[Taint, list[tuple[dict[str, Taint], str]]]] = []
+        # (environment, name, changed in place rather than assigned)
+        self._controls: list[tuple[Taint, list[tuple[dict[str, Taint], str, bool]]]] = []
 
     # -- environments ------------------------------------------------------
     def push_function(self, *, method: bool) -> None:
@@ -216,14 +223,15 @@ class RankTaint:
         taint, written = self._controls.pop()
         if not taint.possible:
             return
-        decided = Taint(taint.rank, taint.via, taint.axes, False, taint.strong)
-        for env, name in written:
-            env[name] = env.get(name, CLEAN) | decided
+        decided = replace(taint, membership=False, share=False)
+        sized = replace(decided, share=True)
+        for env, name, changed in written:
+            env[name] = env.get(name, CLEAN) | (sized if changed else decided)
 
     def _record(self, env: dict[str, Taint], name: str, value: Taint) -> None:
         env[name] = value
         for _, written in self._controls:
-            written.append((env, name))
+            written.append((env, name, False))
 
     def changed(self, container: cst.BaseExpression) -> None:
         """``container`` (``metrics``, ``self.cache``) was modified in place: under a
@@ -246,7 +254,7 @@ class RankTaint:
         else:
             return
         for _, written in self._controls:
-            written.append((env, name))
+            written.append((env, name, True))
 
     def mutated_by(self, call: cst.Call) -> None:
         """``metrics.update(...)``, ``losses.append(...)``: see :meth:`changed`."""
@@ -256,6 +264,11 @@ class RankTaint:
 
     def bind(self, target: cst.BaseExpression, value: Taint) -> None:
         """Record the taint of an assignment target (names, tuples, ``self.x``)."""
+        if value.rank and value.axes == _EVERY_AXIS:
+            # `dp_rank = dist.get_rank() // tp_size`: the name says which axis.
+            named = axes_of_words(identifier_words(_last_name(target)))
+            if named:
+                value = replace(value, axes=named)
         if isinstance(target, cst.Name):
             self._record(self._env_for(target.value), target.value, value)
         elif isinstance(target, cst.Subscript):
@@ -375,7 +388,7 @@ class RankTaint:
                     membership = True
                 out = out | self.taint(target.comparator, depth + 1)
             if membership:
-                out = Taint(out.rank, out.via, out.axes, True, out.strong)
+                out = replace(out, membership=True)
             return out
         if isinstance(node, cst.BooleanOperation):
             if _first_and_last_stage(node):
@@ -411,18 +424,24 @@ class RankTaint:
         self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp, depth: int
     ) -> Taint:
         """As many elements as its iterables and filters let through, computed from them."""
-        parts: list[cst.BaseExpression] = (
+        elements: list[cst.BaseExpression] = (
             [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
         )
+        sizes: list[cst.BaseExpression] = []
         clause: cst.CompFor | None = node.for_in
         while clause is not None:
-            parts.append(clause.iter)
-            parts.extend(condition.test for condition in clause.ifs)
+            sizes.append(clause.iter)
+            sizes.extend(condition.test for condition in clause.ifs)
             clause = clause.inner_for_in
-        out = CLEAN
-        for part in parts:
+        size = CLEAN
+        for part in sizes:
+            size = size | self.taint(part, depth + 1)
+        out = size
+        for part in elements:
             out = out | self.taint(part, depth + 1)
-        return out
+        # A selection by rank (`[f for i, f in enumerate(files) if i % world == rank]`)
+        # has a per-rank length.
+        return replace(out, share=True) if size.possible else out
 
     def _named(self, name: str) -> Taint:
         if self.rank_names.matches(name):
@@ -434,7 +453,18 @@ class RankTaint:
         qualified = self.names.resolve(func)
         if qualified is not None:
             if qualified in RANK_FUNCTIONS:
-                return _STRONG
+                # `get_rank(dp_group)`: the rank within that group, which
+                # varies along the group's axis only.
+                group = next(
+                    (
+                        arg.value
+                        for arg in node.args
+                        if arg.keyword is None or arg.keyword.value == "group"
+                    ),
+                    None,
+                )
+                axes = axes_of_expression(group) if group is not None else frozenset()
+                return replace(_STRONG, axes=axes) if axes else _STRONG
             if qualified in ("os.getenv", "os.environ.get"):
                 return self._environment(node.args[0].value if node.args else None)
             if qualified in _ARGUMENT_RANK_FUNCTIONS:
@@ -457,12 +487,12 @@ class RankTaint:
             return self._arguments(node, depth)
         target = call_target(func, self.names)
         if target is not None and not is_external(target):
-            # What a project function returns may be computed from its
-            # arguments: `make_loader(files[rank::world])` has a per-rank length.
+            # What a project function builds from this rank's share has a
+            # per-rank length: `make_loader(files[rank::world])`. (A rank
+            # passed as a number, `Sampler(rank=rank)`, says nothing of that.)
+            called = Taint(via=frozenset({target}))
             passed = self._arguments(node, depth)
-            if passed.membership:
-                passed = Taint(passed.rank, passed.via, passed.axes, False, passed.strong)
-            return Taint(via=frozenset({target})) | passed
+            return called | replace(passed, membership=False) if passed.share else called
         return CLEAN
 
     def _arguments(self, node: cst.Call, depth: int) -> Taint:
@@ -485,7 +515,9 @@ class RankTaint:
                 # `files[rank::world]`: a rank-dependent share of a sequence.
                 for bound in (part.lower, part.upper, part.step):
                     if bound is not None:
-                        out = out | self.taint(bound, depth + 1)
+                        cut = self.taint(bound, depth + 1)
+                        if cut.possible:
+                            out = out | replace(cut, share=True)
         return out
 
     def _is_environ(self, node: cst.BaseExpression) -> bool:

@@ -234,6 +234,7 @@ class FactsBuilder:
                 _call_args(node),
                 any(a.star for a in node.args),
                 discarded=node is self.statement_call,
+                lazy=any(_is_lazy_test(state.node) for state in self._branches),
             )
         )
 
@@ -542,17 +543,40 @@ def _is_plain_test(test: cst.BaseExpression) -> bool:
 
 
 def _is_lazy_test(test: cst.BaseExpression) -> bool:
-    """``self.x is None`` (possibly in an ``and``): a lazily initialised attribute."""
+    """A test that a cache is still empty (possibly in an ``and``): ``self.x is None``,
+    ``not _groups``, ``len(_groups) == 0``, ``key not in self._groups``."""
     if isinstance(test, cst.BooleanOperation):
         return _is_lazy_test(test.left) or _is_lazy_test(test.right)
-    return (
-        isinstance(test, cst.Comparison)
-        and len(test.comparisons) == 1
-        and isinstance(test.comparisons[0].operator, cst.Is)
-        and isinstance(test.comparisons[0].comparator, cst.Name)
-        and test.comparisons[0].comparator.value == "None"
-        and (dotted_name(test.left) or "").startswith("self.")
-    )
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _is_cache(test.expression)
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return False
+    operator, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(operator, cst.Is):
+        return isinstance(right, cst.Name) and right.value == "None" and _is_cache(test.left)
+    if isinstance(operator, cst.NotIn):
+        return _is_cache(right)
+    if isinstance(operator, cst.Equal):
+        left = test.left
+        return (
+            isinstance(right, cst.Integer)
+            and right.value == "0"
+            and isinstance(left, cst.Call)
+            and isinstance(left.func, cst.Name)
+            and left.func.value == "len"
+            and len(left.args) == 1
+            and _is_cache(left.args[0].value)
+        )
+    return False
+
+
+def _is_cache(node: cst.BaseExpression) -> bool:
+    """State that outlives the call: an attribute of ``self`` or a module-level
+    name by convention (``_groups``, ``GROUPS``)."""
+    name = dotted_name(node) or ""
+    if name.startswith("self."):
+        return True
+    return "." not in name and (name.startswith("_") or (name.isupper() and len(name) > 1))
 
 
 def _literal(node: cst.BaseExpression) -> Literal:

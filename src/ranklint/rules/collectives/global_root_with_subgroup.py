@@ -16,10 +16,17 @@ class GlobalRootWithSubgroup(Rule):
     name = "global-root-with-subgroup"
     severity = Severity.WARNING
     summary = "An integer src/dst is combined with a subgroup"
+    default_enabled = False
     what = """\
 Reports rooted collectives that pass an integer literal as `src` or `dst`
 together with a group along a parallel axis (`group=dp_group`,
 `group=mesh["tp"].get_group()`, `group=get_data_parallel_group()`).
+
+Off by default: whether the root belongs to the group depends on the
+parallel layout, which a linter cannot see. On the review corpus
+(docs/ecosystem-review.md) all 6 findings were in tests whose layout makes
+the group the whole world. Opt in with `extend-select = ["RNK109"]` to
+review every such root.
 """
     why = """\
 `src` and `dst` are *global* ranks even when a subgroup is given. `src=0`

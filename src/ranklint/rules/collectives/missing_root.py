@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ranklint.analysis.axes import axes_of_expression
+from ranklint.analysis.catalog import CallSpec
 from ranklint.analysis.summary import find_argument, has_unpacking
 from ranklint.findings import Severity
 from ranklint.rules.base import Rule
@@ -15,20 +17,26 @@ class MissingRoot(Rule):
     severity = Severity.WARNING
     summary = "A rooted collective does not say which rank is the root"
     what = """\
-Reports `broadcast`, `broadcast_object_list`, `scatter` and
-`scatter_object_list` without `src`/`group_src`, and `gather`,
-`gather_object` and `reduce` without `dst`/`group_dst` (also through
-`torch.distributed.distributed_c10d` and `deepspeed.comm`). Calls that pass
-`*args` or `**kwargs` are not reported: the root may be among them.
+Reports `broadcast`, `gather` and `reduce` without a root (`src`/`group_src`,
+`dst`/`group_dst`): torch raises at run time. Reports `broadcast_object_list`,
+`scatter`, `scatter_object_list` and `gather_object` without a root when
+they run on a group along a parallel axis (`tp_group`, `mesh["dp"]`): torch
+then uses global rank 0, which belongs to one such group only. On the
+default group, or a group whose axis cannot be told from its name, the
+implicit root 0 is usually a member and the one meant, so those calls are
+not reported. Also
+through `torch.distributed.distributed_c10d` and `deepspeed.comm`. Calls
+that pass `*args` or `**kwargs` are not reported: the root may be among
+them.
 """
     why = """\
 The root decides whose data everyone receives (or who receives everyone's).
 Leaving it implicit hides a decision that must be the same on every rank.
-In torch 2.13, `broadcast(t)`, `scatter`, `gather` and `reduce` without a
-root raise at run time — on the cluster, after the job was scheduled — while
-`broadcast_object_list(objs)`, `scatter_object_list`, and `gather_object`
-silently use global rank 0, which is wrong (and not a member) for most
-subgroups.
+In torch 2.13, `broadcast(t)`, `gather` and `reduce` without a root raise
+at run time — on the cluster, after the job was scheduled — while
+`broadcast_object_list(objs)`, `scatter`, `scatter_object_list` and
+`gather_object` silently use global rank 0, which is wrong (and not a
+member) for most subgroups.
 """
     limits = """\
 Only the catalog's torch.distributed APIs and their DeepSpeed mirrors;
@@ -44,6 +52,9 @@ is not reported.
             dist.broadcast(t, src=0)
             dist.broadcast_object_list(objs, group_src=0, group=group)
             dist.gather(t, dst=0)
+            # On the default group the implicit root 0 is a member.
+            dist.broadcast_object_list(objs)
+            dist.gather_object(objs[0], None)
         """,
         """
         import torch.distributed as dist
@@ -58,19 +69,19 @@ is not reported.
         import torch.distributed as dist
 
 
-        def share(t, objs, out):
+        def share(t, objs, out, dp_group):
             dist.broadcast(t)  # expect: RNK103
-            dist.broadcast_object_list(objs)  # expect: RNK103
-            dist.gather_object(objs[0], out)  # expect: RNK103
+            dist.broadcast_object_list(objs, group=dp_group)  # expect: RNK103
+            dist.gather_object(objs[0], out, group=dp_group)  # expect: RNK103
             dist.reduce(t, op=dist.ReduceOp.SUM)  # expect: RNK103
         """,
         """
         from torch.distributed import distributed_c10d as c10d
 
 
-        def spread(t, chunks, objs, out):
-            c10d.scatter(t, chunks)  # expect: RNK103
-            c10d.scatter_object_list(out, objs)  # expect: RNK103
+        def spread(t, chunks, objs, out, tp_group):
+            c10d.scatter(t, chunks, group=tp_group)  # expect: RNK103
+            c10d.scatter_object_list(out, objs, group=tp_group)  # expect: RNK103
             c10d.gather(t, chunks)  # expect: RNK103
         """,
     )
@@ -82,7 +93,9 @@ is not reported.
         if any(find_argument(node, root) is not None for root in spec.roots):
             return
         keyword = spec.roots[0].keyword
-        silent = spec.short in ("broadcast_object_list", "scatter_object_list", "gather_object")
+        silent = spec.short in _ROOT_ZERO_BY_DEFAULT
+        if silent and not _on_explicit_group(node, spec):
+            return
         consequence = (
             "torch silently uses global rank 0, which is wrong for a subgroup"
             if silent
@@ -93,3 +106,16 @@ is not reported.
             f"`{spec.short}` without `{keyword}`/`group_{keyword}`: {consequence}; pass the "
             f"root explicitly (`{keyword}=0`, or `group_{keyword}=0` with a subgroup)",
         )
+
+
+# In torch 2.13 these use global rank 0 when no root is given (the others raise).
+_ROOT_ZERO_BY_DEFAULT = frozenset(
+    {"broadcast_object_list", "scatter", "scatter_object_list", "gather_object"}
+)
+
+
+def _on_explicit_group(node: cst.Call, spec: CallSpec) -> bool:
+    """The call runs on a group along a parallel axis (`tp_group`, `mesh["dp"]`): a
+    subgroup that global rank 0 belongs to on one replica only."""
+    group = find_argument(node, spec.group) if spec.group is not None else None
+    return group is not None and bool(axes_of_expression(group))
