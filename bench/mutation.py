@@ -93,6 +93,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ),
         (
             "tests/test_engine.py",
+            "tests/test_engine_paths.py",
             "tests/test_project.py",
             "tests/test_rule_examples.py",
             "tests/test_fixtures.py",

@@ -372,6 +372,35 @@ def test_unset_or_zero_jobs_use_the_cpu_count_of_workers(
     assert [r.path for r in results] == files
 
 
+@pytest.fixture
+def other_thread() -> Iterator[None]:
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    yield
+    stop.set()
+    thread.join()
+
+
+@pytest.mark.usefixtures("other_thread")
+def test_workers_started_while_another_thread_runs_do_not_inherit_the_parents_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Forking a process that runs threads can deadlock the child: the workers
+    # then start from a clean process, so a change made here does not reach them.
+    files = _modules(tmp_path, 8)
+
+    def broken(text: str) -> cst.Module:
+        raise ValueError("changed in the parent only")
+
+    monkeypatch.setattr(engine_module, "parse_source", broken)
+
+    results = lint_files(files, Config(root=tmp_path), jobs=2)
+
+    assert [r.errors for r in results] == [[]] * 8
+    assert [[(f.line, f.code) for f in r.findings] for r in results] == [[(3, "RNK101")]] * 8
+
+
 def test_jobs_2_with_fewer_files_than_the_pool_threshold_lints_in_the_calling_process(
     tmp_path: Path, parses: list[str]
 ) -> None:
@@ -391,16 +420,6 @@ def all_start_methods(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         "multiprocessing.get_all_start_methods", lambda: ["fork", "spawn", "forkserver"]
     )
-
-
-@pytest.fixture
-def other_thread() -> Iterator[None]:
-    stop = threading.Event()
-    thread = threading.Thread(target=stop.wait)
-    thread.start()
-    yield
-    stop.set()
-    thread.join()
 
 
 @pytest.mark.usefixtures("all_start_methods")
@@ -585,8 +604,14 @@ def codes_at(source: str, select: tuple[str, ...] | None = None) -> list[tuple[i
         "if (dist := 3):\n    dist.new_group()\n",
         "del dist\ndist.new_group()\n",
         "x = [dist.new_group() for dist in groups]\n",
+        "dist = 3\ndist.new_group()\n",
+        "dist: int = 3\ndist.new_group()\n",
+        "class dist:\n    pass\ndist.new_group()\n",
     ],
-    ids=["for", "with", "except", "augmented", "walrus", "del", "comprehension"],
+    ids=[
+        *("for", "with", "except", "augmented", "walrus", "del", "comprehension"),
+        *("assignment", "annotated", "class"),
+    ],
 )
 def test_name_rebound_by_a_binding_construct_no_longer_names_the_imported_module(
     body: str,
@@ -722,6 +747,32 @@ def test_state_dict_is_a_collective_only_inside_an_fsdp_state_dict_context(
     assert codes_at(FSDP + "\n\ndef save(model):\n" + body) == expected
 
 
+def test_augmented_assignment_keeps_the_rank_dependence_the_name_already_had() -> None:
+    source = """
+    import torch.distributed as dist
+
+
+    def f():
+        r = dist.get_rank()
+        r += 1
+        if r == 0:
+            dist.barrier()
+    """
+
+    assert codes_at(source) == [(8, "RNK102")]
+
+
+def test_walrus_binding_none_keeps_an_optional_imports_meaning_like_an_assignment() -> None:
+    source = """
+    import torch.distributed as dist
+    if (dist := None) is None:
+        pass
+    dist.new_group()
+    """
+
+    assert codes_at(source) == [(4, "RNK101")]
+
+
 def test_rank_conditions_of_boolean_chains_are_named_with_their_polarity() -> None:
     source = """
     import torch.distributed as dist
@@ -812,3 +863,96 @@ def test_walker_visits_and_leaves_every_boolean_operation_and_comprehension_clau
     assert sorted(code for kind, code in recorder.events if kind == "leave") == sorted(nodes)
     for code in nodes:  # each node is left after it is visited
         assert recorder.events.index(("visit", code)) < recorder.events.index(("leave", code))
+
+
+@pytest.mark.parametrize(
+    "binding", ["dist = None", "dist: object = None"], ids=["assignment", "annotated"]
+)
+def test_name_set_to_none_keeps_an_optional_imports_meaning(binding: str) -> None:
+    assert codes_at(f"{DIST}{binding}\ndist.new_group()\n") == [(3, "RNK101")]
+
+
+def test_annotated_assignment_binds_the_rank_dependence_of_its_value() -> None:
+    source = """
+    import torch.distributed as dist
+
+
+    def f():
+        r: int = dist.get_rank()
+        if r == 0:
+            dist.barrier()
+    """
+
+    assert codes_at(source) == [(7, "RNK102")]
+
+
+def test_annotation_makes_a_name_a_tensor_in_a_hot_step() -> None:
+    source = """
+    import torch
+
+
+    def train_step(batch):
+        y: torch.Tensor = batch
+        print(y)
+    """
+
+    assert codes_at(source, HOT) == [(6, "RNK201")]
+
+
+def test_parameter_shadowing_a_builtin_in_a_hot_step_is_not_the_builtin() -> None:
+    source = """
+    import torch
+
+
+    def train_step(x: torch.Tensor, print):
+        print(x)
+    """
+
+    assert codes_at(source, HOT) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("if __name__ == '__main__':\n    dist.init_process_group('nccl')\n", []),
+        (
+            "if __name__ != '__main__':\n    pass\nelse:\n"
+            "    dist.init_process_group('nccl')\ndist.new_group()\n",
+            [(6, "RNK101")],
+        ),
+        ("if x:\n    pass\nelse:\n    pass\ndist.new_group()\n", [(6, "RNK101")]),
+        ("def f():\n    if x:\n        pass\n    else:\n        pass\n    dist.new_group()\n", []),
+    ],
+    ids=["main-block", "else-of-not-main", "after-if-else", "after-if-else-in-function"],
+)
+def test_code_runs_at_import_time_outside_main_blocks_and_functions(
+    body: str, expected: list[tuple[int, str]]
+) -> None:
+    assert codes_at(DIST + body) == expected
+
+
+def test_environment_default_set_in_the_else_of_a_check_of_the_key_is_not_reported() -> None:
+    source = """
+    import os
+    if "MASTER_ADDR" in os.environ:
+        pass
+    else:
+        os.environ["MASTER_ADDR"] = "10.0.0.1"
+    """
+
+    assert codes_at(source) == []
+
+
+def test_rule_that_crashed_is_skipped_but_later_rules_on_the_same_node_type_still_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def boom(self: WildcardImport, node: cst.ImportFrom) -> None:
+        raise ValueError("kaboom")
+
+    monkeypatch.setattr(WildcardImport, "visit_ImportFrom", boom)
+
+    result = lint_source("from os import *\nfrom wandb import run\n", "lib/crash.py")
+
+    assert [(f.line, f.code) for f in result.findings] == [(2, "RNK302")]
+    assert [(e.path, e.message) for e in result.errors] == [("lib/crash.py", "ValueError: kaboom")]
+    assert 'raise ValueError("kaboom")' in result.errors[0].details

@@ -795,3 +795,23 @@ def test_attribute_container_changed_under_a_rank_test_depends_on_the_rank() -> 
     )
 
     assert (first.rank, second.rank) == (True, False)
+
+
+def test_container_changed_in_both_arms_of_a_rank_test_keeps_a_uniform_length() -> None:
+    both, one = taints(
+        """
+        import torch.distributed as dist
+        def f(infos):
+            both, one = [], []
+            for info in infos:
+                if dist.get_rank() == info.src:
+                    both.append(info.weight)
+                    one.append(info.weight)
+                else:
+                    both.append(None)
+            probe(both)
+            probe(one)
+        """
+    )
+
+    assert (both.share, one.share) == (False, True)

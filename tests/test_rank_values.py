@@ -399,3 +399,72 @@ def test_groups_created_lazily_through_a_cache_test_are_not_partial(tmp_path: Pa
     )
 
     assert found == expected
+
+
+def test_values_shared_through_a_wrapper_collective_are_uniform(tmp_path: Path) -> None:
+    found, expected = _check(
+        tmp_path,
+        {
+            "resume.py": """
+                import torch.distributed as dist
+                from mylib import comm
+
+
+                def resume(path):
+                    found = None
+                    if dist.get_rank() == 0:
+                        found = path
+                    holder = [found]
+                    comm.broadcast_object_list(holder)
+                    found = holder[0]
+                    if found is not None:
+                        dist.barrier()
+
+
+                def unshared(path):
+                    found = None
+                    if dist.get_rank() == 0:
+                        found = path
+                    if found is not None:
+                        dist.barrier()  # expect: RNK102
+            """,
+        },
+    )
+
+    assert found == expected
+
+
+def test_flag_passed_on_is_decided_by_the_callers_test(tmp_path: Path) -> None:
+    found, expected = _check(
+        tmp_path,
+        {
+            "convert.py": """
+                import torch.distributed as dist
+
+
+                def weight(t, reshard):
+                    if reshard:
+                        dist.broadcast(t, src=0)
+                    return t
+
+
+                def convert(t, reshard):
+                    # Ranks differ only where `reshard` is false: then `weight`
+                    # issues nothing.
+                    if dist.get_rank() == 0 or reshard:
+                        weight(t, reshard)
+
+
+                def convert_forced(t, reshard):
+                    if dist.get_rank() == 0 or reshard:
+                        weight(t, True)  # expect: RNK102
+
+
+                def convert_other_flag(t, reshard, other):
+                    if dist.get_rank() == 0 or reshard:
+                        weight(t, other)  # expect: RNK102
+            """,
+        },
+    )
+
+    assert found == expected

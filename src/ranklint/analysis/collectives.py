@@ -19,6 +19,7 @@ from ranklint.analysis.axes import GLOBAL_AXIS
 from ranklint.analysis.callgraph import MAX_DEPTH, FunctionRef, Hop, ProjectIndex
 from ranklint.analysis.catalog import CallKind
 from ranklint.analysis.events import (
+    FLAG_PREFIX,
     UNKNOWN,
     Branch,
     CallEvent,
@@ -158,7 +159,7 @@ class CollectiveAnalysis:
             if isinstance(event, Collective):
                 out.append(_leaf(event, module.path))
             elif isinstance(event, CallEvent):
-                out += self._call_leaves(event, module, function)
+                out += self._call_leaves(event, module, function, assume)
             elif isinstance(event, Branch):
                 taken = _decide(event.cond, bindings, assume)
                 if taken is None:
@@ -184,12 +185,16 @@ class CollectiveAnalysis:
         return out[:_MAX_LEAVES], None
 
     def _call_leaves(
-        self, event: CallEvent, module: ModuleSummary, function: FunctionSummary
+        self,
+        event: CallEvent,
+        module: ModuleSummary,
+        function: FunctionSummary,
+        assume: dict[str, bool],
     ) -> list[CollectiveLeaf]:
         callee = self.index.resolve(event.target, module, function)
         if callee is None:
             return []
-        bindings = _bindings(event, callee.function)
+        bindings = _bindings(event, callee.function, assume)
         hop = Hop(module.path, event.site, f"{event.label}()")
         return [
             CollectiveLeaf(leaf.op, leaf.group, leaf.group_axes, leaf.kind, (hop, *leaf.chain))
@@ -440,8 +445,12 @@ def _relevant(leaf: CollectiveLeaf, cond: _RankCond) -> bool:
     return bool(cond.axes & leaf.group_axes)
 
 
-def _bindings(event: CallEvent, callee: FunctionSummary) -> dict[str, Literal]:
-    """Parameter values a call fixes: literal arguments, and defaults it leaves alone."""
+def _bindings(
+    event: CallEvent, callee: FunctionSummary, assume: dict[str, bool]
+) -> dict[str, Literal]:
+    """Parameter values a call fixes: literal arguments, flags the caller's test
+    decides (`if flag or rank == 0: f(flag)` compares the arms assuming `flag` is
+    false), and defaults it leaves alone."""
     if event.unpacking:
         return {}
     params = callee.params
@@ -453,6 +462,8 @@ def _bindings(event: CallEvent, callee: FunctionSummary) -> dict[str, Literal]:
             name = params[position + offset]
         if name is None:
             continue
+        if isinstance(value, str) and value.startswith(FLAG_PREFIX):
+            value = assume.get(value, UNKNOWN)
         if value == UNKNOWN:
             out.pop(name, None)
         else:

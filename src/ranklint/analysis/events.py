@@ -55,6 +55,9 @@ class Site:
 
 # A literal argument or default value: True, False, None; UNKNOWN otherwise.
 UNKNOWN = "?"
+# A call argument that is a name (`use_zero`, `self.flag`): "@flag:use_zero".
+# Also the key under which a test's assumptions hold that flag's truth.
+FLAG_PREFIX = "@flag:"
 Literal = bool | None | str
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -150,6 +150,17 @@ def call_target(node: cst.BaseExpression, names: NameTable) -> str | None:
 _BUILTINS = frozenset(dir(builtins))
 
 
+@dataclass(slots=True)
+class _Control:
+    """Code under a test: the test's taint and what was written there."""
+
+    taint: Taint
+    # (environment, name, arm): arm None for an assignment; for a change in
+    # place, the arm it happened in (0: the test held, 1: `else`).
+    written: list[tuple[dict[str, Taint], str, int | None]] = field(default_factory=list)
+    arm: int = 0
+
+
 class RankTaint:
     """Evaluates the rank-taint of expressions at the current point of the walk.
 
@@ -170,8 +181,7 @@ class RankTaint:
         self._declared: list[dict[str, str]] = []
         # Code under a test (branch arm, loop body): the test's taint and the
         # (environment, name) pairs assigned there.
-        # (environment, name, changed in place rather than assigned)
-        self._controls: list[tuple[Taint, list[tuple[dict[str, Taint], str, bool]]]] = []
+        self._controls: list[_Control] = []
 
     # -- environments ------------------------------------------------------
     def push_function(self, *, method: bool) -> None:
@@ -211,27 +221,41 @@ class RankTaint:
 
     def begin_control(self, test: cst.BaseExpression) -> None:
         """Enter code that runs only if ``test`` holds (or as often as it says)."""
-        self._controls.append((self.taint(test), []))
+        self._controls.append(_Control(self.taint(test)))
+
+    def switch_control_arm(self) -> None:
+        """The ``else`` of the innermost test begins."""
+        self._controls[-1].arm = 1
 
     @property
     def control_taint(self) -> Taint:
         """The taint of the innermost test entered with :meth:`begin_control`."""
-        return self._controls[-1][0]
+        return self._controls[-1].taint
 
     def end_control(self) -> None:
         """Leave it: what it assigned depends on the rank if ``test`` does."""
-        taint, written = self._controls.pop()
+        control = self._controls.pop()
+        taint = control.taint
         if not taint.possible:
             return
         decided = replace(taint, membership=False, share=False)
         sized = replace(decided, share=True)
-        for env, name, changed in written:
-            env[name] = env.get(name, CLEAN) | (sized if changed else decided)
+        # A container changed in both arms (`params.append(...)` either way)
+        # keeps a rank-independent length.
+        arms: dict[tuple[int, str], set[int]] = {}
+        for env, name, arm in control.written:
+            if arm is not None:
+                arms.setdefault((id(env), name), set()).add(arm)
+        for env, name, arm in control.written:
+            if arm is None:
+                env[name] = env.get(name, CLEAN) | decided
+            elif len(arms[(id(env), name)]) < 2:
+                env[name] = env.get(name, CLEAN) | sized
 
     def _record(self, env: dict[str, Taint], name: str, value: Taint) -> None:
         env[name] = value
-        for _, written in self._controls:
-            written.append((env, name, False))
+        for control in self._controls:
+            control.written.append((env, name, None))
 
     def changed(self, container: cst.BaseExpression) -> None:
         """``container`` (``metrics``, ``self.cache``) was modified in place: under a
@@ -253,8 +277,8 @@ class RankTaint:
             name, env = container.attr.value, self._class_envs[-1]
         else:
             return
-        for _, written in self._controls:
-            written.append((env, name, True))
+        for control in self._controls:
+            control.written.append((env, name, control.arm))
 
     def mutated_by(self, call: cst.Call) -> None:
         """``metrics.update(...)``, ``losses.append(...)``: see :meth:`changed`."""
@@ -482,6 +506,9 @@ class RankTaint:
             axes = axes_of_words(identifier_words(last))
             if isinstance(func, cst.Attribute):
                 axes = axes | axes_of_expression(func.value)
+            for arg in node.args:
+                # `gpc.get_local_rank(ParallelMode.TENSOR)`: the rank along that axis.
+                axes = axes | axes_of_expression(arg.value)
             return Taint(rank=True, axes=axes or frozenset({GLOBAL_AXIS}), strong=True)
         if isinstance(func, cst.Name) and func.value in PASS_THROUGH and qualified is None:
             return self._arguments(node, depth)

@@ -20,6 +20,7 @@ from ranklint.analysis.axes import axes_of_expression
 from ranklint.analysis.catalog import CallKind, CallSpec, ParamRef
 from ranklint.analysis.classify import CallClassifier
 from ranklint.analysis.events import (
+    FLAG_PREFIX,
     UNKNOWN,
     Branch,
     CallEvent,
@@ -214,6 +215,14 @@ class FactsBuilder:
                 # holds the same value on every member.
                 self.rank.bind(node.args[0].value, CLEAN)
             return
+        if (
+            isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in _SHARING_NAMES
+            and node.args
+        ):
+            # A project's own wrapper (`composer.utils.dist.broadcast_object_list`):
+            # whatever it is, its first argument ends up the same on every rank.
+            self.rank.bind(node.args[0].value, CLEAN)
         marker = marker_label(node, self.settings.hot_functions)
         if marker is not None:
             self._block.append(Marker(*marker))
@@ -410,9 +419,12 @@ class FactsBuilder:
             for operand in boolean_operands(test, type(test.operator)):
                 if self.rank.taint(operand).possible:
                     continue
-                part_key, _, part_negated, _ = self._canonical(operand)
+                part_key, check, part_negated, subject = self._canonical(operand)
                 # `and`: the operand holds; `or`: it fails.
                 assumptions.append((part_key, part_negated != conjunction))
+                if check == "truthy" and subject is not None and dotted_name(subject):
+                    # The flag's own truth, for calls that pass it on (`f(x, flag)`).
+                    assumptions.append((FLAG_PREFIX + part_key, part_negated != conjunction))
         return Cond(text, taint, key, check, negated, tuple(assumptions))
 
     def _compound_flag(self, test: cst.BooleanOperation) -> Cond | None:
@@ -486,6 +498,12 @@ class FactsBuilder:
             mesh_uses=tuple(self.mesh_uses),
             mesh_dynamic=self.mesh_dynamic,
         )
+
+
+# Names of collectives that leave their first argument equal on every rank.
+_SHARING_NAMES = frozenset(
+    {"broadcast", "broadcast_object_list", "all_reduce", "all_gather", "all_gather_object"}
+)
 
 
 def _merge_elements(known: tuple[Taint, ...] | None, new: tuple[Taint, ...]) -> tuple[Taint, ...]:
@@ -591,9 +609,13 @@ def _call_args(node: cst.Call) -> tuple[tuple[int | None, str | None, Literal], 
     for arg in node.args:
         if arg.star:
             continue
+        value = _literal(arg.value)
+        if value == UNKNOWN and (name := dotted_name(arg.value)) is not None:
+            # A flag passed on: decided where the caller's test decides it.
+            value = FLAG_PREFIX + name
         if arg.keyword is not None:
-            found.append((None, arg.keyword.value, _literal(arg.value)))
+            found.append((None, arg.keyword.value, value))
             continue
-        found.append((position, None, _literal(arg.value)))
+        found.append((position, None, value))
         position += 1
     return tuple(found)

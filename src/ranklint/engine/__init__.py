@@ -382,10 +382,11 @@ def lint_files(
                 with open(path, "rb") as handle:
                     data = handle.read()
             except OSError:
-                continue
+                continue  # pragma: no mutate (lint_file_cached looks the later files up again)
             results[index] = cache.get(path, data)
-            if results[index] is None and len(read) < _MIN_FILES_FOR_POOL:
-                read[index] = data
+            # Which misses keep their bytes only spares a second read (equivalent mutants).
+            if results[index] is None and len(read) < _MIN_FILES_FOR_POOL:  # pragma: no mutate
+                read[index] = data  # pragma: no mutate (a miss without bytes reads its file)
     misses = [index for index, result in enumerate(results) if result is None]
     workers = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
     workers = min(workers, len(misses))
@@ -393,7 +394,7 @@ def lint_files(
         for index in misses:
             results[index] = linter.lint_file_cached(files[index], cache, read.get(index))
     else:
-        chunksize = max(1, len(misses) // (workers * 4))
+        chunksize = max(1, len(misses) // (workers * 4))  # pragma: no mutate (any size >= 1 works)
         with ProcessPoolExecutor(
             max_workers=workers,
             mp_context=_pool_context(),

@@ -297,6 +297,7 @@ class Walker:
                 ctx.import_time = False
             ctx.conditions.append(Condition(node.test, holds=False))
             ctx.facts.switch_arm()
+            ctx.rank.switch_control_arm()
             self.walk(node.orelse)
             ctx.conditions.pop()
             ctx.import_time = saved[0]
