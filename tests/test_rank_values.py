@@ -468,3 +468,39 @@ def test_flag_passed_on_is_decided_by_the_callers_test(tmp_path: Path) -> None:
     )
 
     assert found == expected
+
+
+def test_context_manager_waiting_on_entry_or_exit_is_balanced(tmp_path: Path) -> None:
+    found, expected = _check(
+        tmp_path,
+        {
+            "first.py": """
+                import torch.distributed as dist
+
+
+                class MainProcessFirst:
+                    def __enter__(self):
+                        self._first = dist.get_rank() == 0
+                        if not self._first:
+                            dist.barrier()
+                        return self._first
+
+                    def __exit__(self, exc_type, exc, tb):
+                        if self._first and dist.is_initialized():
+                            dist.barrier()
+
+
+                class EntryOnly:
+                    def __enter__(self):
+                        self._first = dist.get_rank() == 0
+                        if not self._first:
+                            dist.barrier()  # expect: RNK102
+                        return self
+
+                    def __exit__(self, exc_type, exc, tb):
+                        return False
+            """,
+        },
+    )
+
+    assert found == expected

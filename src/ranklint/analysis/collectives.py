@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ranklint.analysis.axes import GLOBAL_AXIS
 from ranklint.analysis.callgraph import MAX_DEPTH, FunctionRef, Hop, ProjectIndex
@@ -235,8 +235,13 @@ class CollectiveAnalysis:
                 self._report(
                     Divergence(DivergenceKind.RANK_ONLY_FUNCTION, hits[0], function.rank_only)
                 )
-        self._balanced = self._balanced_keys(module, function)
+        self._balanced = self._balanced_keys(module, _with_context_partner(module, function))
         self._check_block(function.events, module, function)
+
+    def _is_balanced(self, cond: Cond) -> bool:
+        if cond.key in self._balanced:
+            return True
+        return cond.rank_part is not None and cond.rank_part[0] in self._balanced
 
     def _balanced_keys(self, module: ModuleSummary, function: FunctionSummary) -> set[str]:
         """Rank conditions under which the whole function issues the same collectives.
@@ -293,7 +298,7 @@ class CollectiveAnalysis:
         function: FunctionSummary,
     ) -> None:
         cond = self._rank_cond(branch.cond, module, function)
-        if cond is not None and branch.cond is not None and branch.cond.key in self._balanced:
+        if cond is not None and branch.cond is not None and self._is_balanced(branch.cond):
             cond = None
         if cond is not None:
             kinds = [_exit_kind(arm) for arm in branch.arms]
@@ -471,6 +476,22 @@ def _bindings(
     return out
 
 
+def _with_context_partner(module: ModuleSummary, function: FunctionSummary) -> FunctionSummary:
+    """``__enter__`` and ``__exit__`` of one class, as one sequence: a context
+    manager that makes some ranks wait on entry and the others on exit
+    (main process first) issues one barrier on every rank."""
+    if function.class_name is None or function.name not in ("__enter__", "__exit__"):
+        return function
+    enter = module.functions.get(f"{function.class_name}.__enter__")
+    leave = module.functions.get(f"{function.class_name}.__exit__")
+    if enter is None or leave is None:
+        return function
+    entered = list(enter.events)
+    if entered and isinstance(entered[-1], Exit):
+        entered.pop()  # `return self`: the `with` body, then `__exit__`, follow
+    return replace(function, events=[*entered, *leave.events])
+
+
 def _decide(
     cond: Cond | None, bindings: dict[str, Literal], assume: dict[str, bool]
 ) -> bool | None:
@@ -483,7 +504,12 @@ def _decide(
         if stop in values:
             return stop
         return None if None in values else not stop
-    return _decide_part(cond.key, cond.check, cond.negated, bindings, assume)
+    decided = _decide_part(cond.key, cond.check, cond.negated, bindings, assume)
+    if decided is None and cond.rank_part is not None:
+        # The other operands are assumed where ranks can differ: the rank
+        # operand decides (`self.first and dist.is_initialized()`).
+        return _decide_part(*cond.rank_part, bindings, assume)
+    return decided
 
 
 def _decide_part(

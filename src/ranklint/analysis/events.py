@@ -88,6 +88,10 @@ class Cond:
     # decide the whole test.
     parts: tuple[tuple[str, str, bool], ...] = ()
     conjunction: bool = True
+    # A rank-dependent `and`/`or` with one rank-dependent operand: that
+    # operand's (key, check, negated). Where it is decided, so is the test
+    # (the other operands are assumed, see `assumptions`).
+    rank_part: tuple[str, str, bool] | None = None
 
     def holds(self, value: Literal) -> bool | None:
         """Whether the test holds when ``key`` is the literal ``value``."""

@@ -414,10 +414,13 @@ class FactsBuilder:
         if len(text) > 60:
             text = text[:57] + "..."
         assumptions: list[tuple[str, bool]] = []
+        rank_parts: list[tuple[str, str, bool]] = []
+        conjunction = True
         if taint.possible and isinstance(test, cst.BooleanOperation):
             conjunction = isinstance(test.operator, cst.And)
             for operand in boolean_operands(test, type(test.operator)):
                 if self.rank.taint(operand).possible:
+                    rank_parts.append(self._canonical(operand)[:3])
                     continue
                 part_key, check, part_negated, subject = self._canonical(operand)
                 # `and`: the operand holds; `or`: it fails.
@@ -425,7 +428,17 @@ class FactsBuilder:
                 if check == "truthy" and subject is not None and dotted_name(subject):
                     # The flag's own truth, for calls that pass it on (`f(x, flag)`).
                     assumptions.append((FLAG_PREFIX + part_key, part_negated != conjunction))
-        return Cond(text, taint, key, check, negated, tuple(assumptions))
+        rank_part = rank_parts[0] if len(rank_parts) == 1 else None
+        return Cond(
+            text,
+            taint,
+            key,
+            check,
+            negated,
+            tuple(assumptions),
+            conjunction=conjunction,
+            rank_part=rank_part,
+        )
 
     def _compound_flag(self, test: cst.BooleanOperation) -> Cond | None:
         """``barrier and dist.is_initialized()``: decidable where a parameter operand is."""
