@@ -956,3 +956,65 @@ def test_rule_that_crashed_is_skipped_but_later_rules_on_the_same_node_type_stil
     assert [(f.line, f.code) for f in result.findings] == [(2, "RNK302")]
     assert [(e.path, e.message) for e in result.errors] == [("lib/crash.py", "ValueError: kaboom")]
     assert 'raise ValueError("kaboom")' in result.errors[0].details
+
+
+class _TriviaRecorder(_NodeRecorder):
+    handlers_on_visit = {
+        cst.Comment: "visit",
+        cst.SimpleWhitespace: "visit",
+        cst.ParenthesizedWhitespace: "visit",
+        cst.TrailingWhitespace: "visit",
+    }
+    handlers_on_leave: dict[type[cst.CSTNode], str] = {}
+
+
+def test_walker_never_enters_whitespace_or_comments() -> None:
+    module = cst.parse_module("x = (1 +  # note\n     2)  # trailing\ny = f( a )\n")
+    recorder = _TriviaRecorder(module)
+
+    walker = Walker(FileContext("k.py", module, Config().analysis_settings()), [recorder])  # type: ignore[list-item]
+    walker.walk(module)
+
+    assert (walker.errors, recorder.events) == ([], [])
+
+
+def test_findings_of_a_rule_that_crashes_later_in_the_file_are_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[cst.ImportFrom] = []
+
+    def report_then_crash(self: WildcardImport, node: cst.ImportFrom) -> None:
+        seen.append(node)
+        if len(seen) > 1:
+            raise ValueError("kaboom")
+        self.report(node, "first")
+
+    monkeypatch.setattr(WildcardImport, "visit_ImportFrom", report_then_crash)
+
+    result = lint_source("from os import *\nfrom sys import *\n", "lib/crash.py")
+
+    assert result.findings == []
+    assert [(e.where, e.message) for e in result.errors] == [
+        ("rule RNK301 (wildcard-import)", "ValueError: kaboom")
+    ]
+
+
+class _CrashingVisitor:
+    """A stand-in visitor with neither a ``where`` nor a ``code``: errors name its class."""
+
+    handlers_on_visit = {cst.Name: "visit"}
+    handlers_on_leave: dict[type[cst.CSTNode], str] = {}
+
+    def visit(self, node: cst.CSTNode) -> None:
+        raise ValueError("kaboom")
+
+
+def test_crash_of_a_visitor_without_a_name_is_reported_under_its_class_name() -> None:
+    module = cst.parse_module("x = y\n")
+
+    walker = Walker(FileContext("k.py", module, Config().analysis_settings()), [_CrashingVisitor()])  # type: ignore[list-item]
+    walker.walk(module)
+
+    assert [(e.path, e.where, e.message) for e in walker.errors] == [
+        ("k.py", "_CrashingVisitor", "ValueError: kaboom")
+    ]

@@ -86,6 +86,16 @@ that a callee then branches on. Call chains across files need all the files
 in one run (the flake8 face sees one file at a time). A file with
 `# ranklint: skip-file` takes no part in the call graph. Exception handlers
 are checked on their own, not as part of the normal sequence.
+
+Known false alarms (docs/ecosystem-review.md): a leader/worker protocol where
+the other ranks' matching collective sits in a method of an object whose
+class is unknown (`deployable.generate_other_ranks()`); a config flag that
+rules out the collective, tested in a callee under another name than the
+caller's; a framework call that is a collective only in another
+configuration (`get_model_state_dict` of a module not sharded yet). Values
+that differ per rank only through data (a loader's length, a metrics dict
+whose keys come from the batch) or through the file system are not
+followed.
 """
     valid = (
         """
