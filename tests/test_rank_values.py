@@ -463,6 +463,16 @@ def test_flag_passed_on_is_decided_by_the_callers_test(tmp_path: Path) -> None:
                 def convert_other_flag(t, reshard, other):
                     if dist.get_rank() == 0 or reshard:
                         weight(t, other)  # expect: RNK102
+
+
+                def convert_closure(t, reshard):
+                    def nested(x):
+                        if reshard:
+                            dist.broadcast(x, src=0)
+                        return x
+
+                    if dist.get_rank() == 0 or reshard:
+                        nested(t)
             """,
         },
     )

@@ -195,6 +195,12 @@ class CollectiveAnalysis:
         if callee is None:
             return []
         bindings = _bindings(event, callee.function, assume)
+        if callee.function.qualname.startswith(function.qualname + "."):
+            # A closure reads the caller's flags: the caller's test decides them.
+            for key, truth in assume.items():
+                name = key[len(FLAG_PREFIX) :]
+                if key.startswith(FLAG_PREFIX) and "." not in name:
+                    bindings.setdefault(name, truth)
         hop = Hop(module.path, event.site, f"{event.label}()")
         return [
             CollectiveLeaf(leaf.op, leaf.group, leaf.group_axes, leaf.kind, (hop, *leaf.chain))
