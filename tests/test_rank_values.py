@@ -514,3 +514,35 @@ def test_context_manager_waiting_on_entry_or_exit_is_balanced(tmp_path: Path) ->
     )
 
     assert found == expected
+
+
+def test_flag_that_only_might_depend_on_the_rank_is_assumed_next_to_a_rank_test(
+    tmp_path: Path,
+) -> None:
+    found, expected = _check(
+        tmp_path,
+        {
+            "export.py": """
+                import torch.distributed as dist
+                from megatron.core import parallel_state
+
+
+                def export(t, inference_pp_size):
+                    reshard = False
+                    if inference_pp_size != parallel_state.get_pipeline_model_parallel_world_size():
+                        reshard = True
+
+                    def weight(x):
+                        if reshard:
+                            dist.broadcast(x, src=0)
+                        return x
+
+                    if dist.get_rank() == 0 or reshard:
+                        weight(t)
+                    if dist.get_rank() == 0:
+                        weight(t)  # expect: RNK102
+            """,
+        },
+    )
+
+    assert found == expected

@@ -418,8 +418,14 @@ class FactsBuilder:
         conjunction = True
         if taint.possible and isinstance(test, cst.BooleanOperation):
             conjunction = isinstance(test.operator, cst.And)
-            for operand in boolean_operands(test, type(test.operator)):
-                if self.rank.taint(operand).possible:
+            operands = boolean_operands(test, type(test.operator))
+            taints = [self.rank.taint(operand) for operand in operands]
+            # Where some operand surely depends on the rank, operands that only
+            # might (through a project call that may return a rank) are
+            # treated as flags: `pp_is_last or reshard_model`.
+            surely = any(t.rank for t in taints)
+            for operand, part in zip(operands, taints, strict=True):
+                if part.rank or (part.possible and not surely):
                     rank_parts.append(self._canonical(operand)[:3])
                     continue
                 part_key, check, part_negated, subject = self._canonical(operand)
