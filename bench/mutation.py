@@ -59,6 +59,7 @@ _ANALYSIS_TESTS = (
     "tests/test_rank_taint.py",
     "tests/test_rank_guards.py",
     "tests/test_rank_values.py",
+    "tests/test_rank_taint_edges.py",
     "tests/test_realbugs.py",
     "tests/test_rnk101_import_time.py",
     "tests/test_hot_path.py",

@@ -37,6 +37,7 @@ from ranklint.analysis.catalog import (
     RANK_TUPLE_FUNCTIONS,
     UNSEEDED_RANDOM,
 )
+from ranklint.analysis.guards import first_and_last_stage, same_on_every_rank
 from ranklint.analysis.literals import string_value
 from ranklint.analysis.names import NamePatterns, NameTable, dotted_name
 
@@ -403,7 +404,7 @@ class RankTaint:
         if isinstance(node, cst.Subscript):
             return self._subscript(node, depth)
         if isinstance(node, cst.Comparison):
-            if _same_on_every_rank(node) and self.rank_names.matches(_last_name(node.left)):
+            if same_on_every_rank(node) and self.rank_names.matches(_last_name(node.left)):
                 return CLEAN
             out = self.taint(node.left, depth + 1)
             membership = False
@@ -415,7 +416,7 @@ class RankTaint:
                 out = replace(out, membership=True)
             return out
         if isinstance(node, cst.BooleanOperation):
-            if _first_and_last_stage(node):
+            if first_and_last_stage(node):
                 return CLEAN
             out = CLEAN
             for operand in boolean_operands(node, type(node.operator)):
@@ -557,34 +558,6 @@ class RankTaint:
         return CLEAN
 
 
-# `rank != -1`, `local_rank >= 0`: "is this a distributed run", the same on
-# every rank (ranks are never negative; -1 means "not launched distributed").
-_SAME_ON_EVERY_RANK: dict[type[cst.BaseCompOp], str] = {
-    cst.Equal: "-1",
-    cst.NotEqual: "-1",
-    cst.GreaterThanEqual: "0",
-    cst.LessThan: "0",
-    cst.GreaterThan: "-1",
-    cst.LessThanEqual: "-1",
-}
-
-
-def _same_on_every_rank(node: cst.Comparison) -> bool:
-    """``x != -1``, ``x >= 0`` and the like (``x``: a rank, checked by the caller)."""
-    if len(node.comparisons) != 1:
-        return False
-    target = node.comparisons[0]
-    literal = _SAME_ON_EVERY_RANK.get(type(target.operator))
-    comparator = target.comparator
-    if isinstance(comparator, cst.UnaryOperation) and isinstance(comparator.operator, cst.Minus):
-        text = "-" + (
-            comparator.expression.value if isinstance(comparator.expression, cst.Integer) else "?"
-        )
-    else:
-        text = comparator.value if isinstance(comparator, cst.Integer) else None
-    return literal is not None and text == literal
-
-
 def _awaited(node: cst.BaseExpression) -> cst.BaseExpression:
     return node.expression if isinstance(node, cst.Await) else node
 
@@ -612,21 +585,6 @@ def boolean_operands(
         else:
             operands.append(current)
     return operands
-
-
-def _first_and_last_stage(node: cst.BooleanOperation) -> bool:
-    """``is_pipeline_first_stage() and is_pipeline_last_stage()``: true on every
-    rank without pipeline parallelism and on none with it, so rank-invariant."""
-    if not isinstance(node.operator, cst.And):
-        return False
-    names = set()
-    for side in (node.left, node.right):
-        if not isinstance(side, cst.Call):
-            return False
-        func = side.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else dotted_name(func)
-        names.add(name)
-    return names == {"is_pipeline_first_stage", "is_pipeline_last_stage"}
 
 
 def is_external(target: str) -> bool:

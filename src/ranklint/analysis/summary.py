@@ -38,6 +38,7 @@ from ranklint.analysis.events import (
     Opaque,
     Site,
 )
+from ranklint.analysis.guards import is_lazy_test, is_plain_test
 from ranklint.analysis.hot_markers import hot_reason, marker_label, periodic_arm
 from ranklint.analysis.names import dotted_name
 from ranklint.analysis.rank import (
@@ -206,7 +207,7 @@ class FactsBuilder:
                 return
             collective = self._collective(node, spec, site)
             if spec.kind is CallKind.GROUP_CREATION and any(
-                _is_lazy_test(state.node) for state in self._branches
+                is_lazy_test(state.node) for state in self._branches
             ):
                 collective.lazy = True
             self._block.append(collective)
@@ -243,7 +244,7 @@ class FactsBuilder:
                 _call_args(node),
                 any(a.star for a in node.args),
                 discarded=node is self.statement_call,
-                lazy=any(_is_lazy_test(state.node) for state in self._branches),
+                lazy=any(is_lazy_test(state.node) for state in self._branches),
             )
         )
 
@@ -397,7 +398,7 @@ class FactsBuilder:
             taint = self.rank.taint(test)
         if not taint.possible and isinstance(test, cst.BooleanOperation):
             return self._compound_flag(test)
-        if not taint.possible and not _is_plain_test(test):
+        if not taint.possible and not is_plain_test(test):
             return None  # nothing to decide or match: skip the code generation
         key, check, negated, subject = self._canonical(test)
         summary = self._frames[-1].summary
@@ -452,7 +453,7 @@ class FactsBuilder:
         parts: list[tuple[str, str, bool]] = []
         decidable = False
         for operand in boolean_operands(test, type(test.operator)):
-            if not _is_plain_test(operand):
+            if not is_plain_test(operand):
                 parts.append(("", "truthy", False))
                 continue
             key, check, negated, subject = self._canonical(operand)
@@ -563,57 +564,6 @@ def _is_none(node: cst.BaseExpression) -> bool:
 
 def _decorator_callee(node: cst.BaseExpression) -> cst.BaseExpression:
     return node.func if isinstance(node, cst.Call) else node
-
-
-def _is_plain_test(test: cst.BaseExpression) -> bool:
-    """``flag``, ``not self.flag``, ``x is None``: tests that are matched by key."""
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test = test.expression
-    if isinstance(test, cst.Comparison):
-        if not (
-            len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))
-        ):
-            return False
-        test = test.left
-    return isinstance(test, (cst.Name, cst.Attribute))
-
-
-def _is_lazy_test(test: cst.BaseExpression) -> bool:
-    """A test that a cache is still empty (possibly in an ``and``): ``self.x is None``,
-    ``not _groups``, ``len(_groups) == 0``, ``key not in self._groups``."""
-    if isinstance(test, cst.BooleanOperation):
-        return _is_lazy_test(test.left) or _is_lazy_test(test.right)
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return _is_cache(test.expression)
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
-        return False
-    operator, right = test.comparisons[0].operator, test.comparisons[0].comparator
-    if isinstance(operator, cst.Is):
-        return isinstance(right, cst.Name) and right.value == "None" and _is_cache(test.left)
-    if isinstance(operator, cst.NotIn):
-        return _is_cache(right)
-    if isinstance(operator, cst.Equal):
-        left = test.left
-        return (
-            isinstance(right, cst.Integer)
-            and right.value == "0"
-            and isinstance(left, cst.Call)
-            and isinstance(left.func, cst.Name)
-            and left.func.value == "len"
-            and len(left.args) == 1
-            and _is_cache(left.args[0].value)
-        )
-    return False
-
-
-def _is_cache(node: cst.BaseExpression) -> bool:
-    """State that outlives the call: an attribute of ``self`` or a module-level
-    name by convention (``_groups``, ``GROUPS``)."""
-    name = dotted_name(node) or ""
-    if name.startswith("self."):
-        return True
-    return "." not in name and (name.startswith("_") or (name.isupper() and len(name) > 1))
 
 
 def _literal(node: cst.BaseExpression) -> Literal:
