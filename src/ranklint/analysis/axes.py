@@ -14,6 +14,7 @@ from collections.abc import Iterable
 import libcst as cst
 
 from ranklint.analysis.literals import string_value
+from ranklint.analysis.names import dotted_name
 
 GLOBAL_AXIS = "*"
 
@@ -141,3 +142,15 @@ def _collect_words(node: cst.CSTNode, words: list[str], depth: int) -> None:
 def rank_axes(name: str) -> frozenset[str]:
     axes = axes_of_words(identifier_words(name))
     return axes if axes else frozenset({GLOBAL_AXIS})
+
+
+def is_axis_subgroup(group: cst.BaseExpression | None) -> bool:
+    """A group argument that is surely a subgroup: one along a parallel axis
+    (`dp_group`, `mesh["tp"].get_group()`), not the default (`None`, `WORLD`) nor a
+    group of unknown make-up (an RL trainer's weight-sync group, whose ranks may
+    map to themselves)."""
+    if group is None or (isinstance(group, cst.Name) and group.value == "None"):
+        return False
+    if (dotted_name(group) or "").endswith("WORLD"):
+        return False
+    return bool(axes_of_expression(group))

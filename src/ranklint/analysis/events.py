@@ -93,10 +93,6 @@ class Cond:
     # (the other operands are assumed, see `assumptions`).
     rank_part: tuple[str, str, bool] | None = None
 
-    def holds(self, value: Literal) -> bool | None:
-        """Whether the test holds when ``key`` is the literal ``value``."""
-        return canonical_holds(self.check, self.negated, value)
-
 
 def canonical_holds(check: str, negated: bool, value: Literal) -> bool | None:
     """Whether a canonical test (``check``, ``negated``) holds on the literal ``value``."""

@@ -93,9 +93,9 @@ class Taint:
 
 CLEAN = Taint()
 _EVERY_AXIS = frozenset({GLOBAL_AXIS})
-_STRONG = Taint(rank=True, axes=frozenset({GLOBAL_AXIS}), strong=True)
+_STRONG = Taint(rank=True, axes=_EVERY_AXIS, strong=True)
 # A draw from a process-global random state: may differ between ranks.
-_RANDOM = Taint(rank=True, axes=frozenset({GLOBAL_AXIS}))
+_RANDOM = Taint(rank=True, axes=_EVERY_AXIS)
 # Methods that add to or remove from a list, dict or set in place.
 _MUTATORS = frozenset(
     {"append", "extend", "insert", "update", "add", "setdefault", "pop", "remove", "discard"}
@@ -265,10 +265,9 @@ class RankTaint:
             return
         if isinstance(container, cst.Name):
             name = container.value
-            env = next(
-                (env for env in reversed(self._function_envs) if name in env),
-                self._module_env if name in self._module_env else self._env_for(name),
-            )
+            env = self._holder(name)
+            if env is None:
+                env = self._env_for(name)
         elif (
             isinstance(container, cst.Attribute)
             and isinstance(container.value, cst.Name)
@@ -302,8 +301,6 @@ class RankTaint:
             for element in target.elements:
                 # Unpacking a value gives each name an unknown part of it.
                 self.bind(element.value, CLEAN)
-        elif isinstance(target, cst.StarredElement):
-            self.bind(target.value, CLEAN)
         elif (
             isinstance(target, cst.Attribute)
             and isinstance(target.value, cst.Name)
@@ -372,13 +369,17 @@ class RankTaint:
     def _in_method(self) -> bool:
         return bool(self._method_flags) and self._method_flags[-1] and bool(self._class_envs)
 
+    def _holder(self, name: str) -> dict[str, Taint] | None:
+        """The environment that holds ``name`` where it is read, if any holds it."""
+        if not (self._declared and self._declared[-1].get(name) == "global"):
+            for env in reversed(self._function_envs):
+                if name in env:
+                    return env
+        return self._module_env if name in self._module_env else None
+
     def _lookup(self, name: str) -> Taint | None:
-        if self._declared and self._declared[-1].get(name) == "global":
-            return self._module_env.get(name)
-        for env in reversed(self._function_envs):
-            if name in env:
-                return env[name]
-        return self._module_env.get(name)
+        env = self._holder(name)
+        return None if env is None else env[name]
 
     # -- evaluation --------------------------------------------------------
     def taint(self, node: cst.BaseExpression, depth: int = 0) -> Taint:
@@ -510,7 +511,7 @@ class RankTaint:
             for arg in node.args:
                 # `gpc.get_local_rank(ParallelMode.TENSOR)`: the rank along that axis.
                 axes = axes | axes_of_expression(arg.value)
-            return Taint(rank=True, axes=axes or frozenset({GLOBAL_AXIS}), strong=True)
+            return Taint(rank=True, axes=axes or _EVERY_AXIS, strong=True)
         if isinstance(func, cst.Name) and func.value in PASS_THROUGH and qualified is None:
             return self._arguments(node, depth)
         target = call_target(func, self.names)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ranklint.analysis.axes import axes_of_expression
-from ranklint.analysis.names import dotted_name
+from ranklint.analysis.axes import is_axis_subgroup
 from ranklint.analysis.summary import find_argument
 from ranklint.findings import Severity
 from ranklint.rules.base import Rule
@@ -70,16 +69,7 @@ create such groups outside the default group, where ranks map to themselves.
         root = spec.roots[0]
         value = find_argument(node, root)
         group = find_argument(node, spec.group)
-        if not isinstance(value, cst.Integer) or group is None:
-            return
-        if isinstance(group, cst.Name) and group.value == "None":
-            return
-        if (dotted_name(group) or "").endswith("WORLD"):
-            return
-        if not axes_of_expression(group):
-            # A group of unknown make-up may be a separate process group (an RL
-            # trainer's weight-sync group with vLLM workers) whose ranks map to
-            # themselves; only groups along a parallel axis are surely subgroups.
+        if not isinstance(value, cst.Integer) or not is_axis_subgroup(group):
             return
         self.report(
             value,

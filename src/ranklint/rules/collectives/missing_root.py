@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ranklint.analysis.axes import axes_of_expression
-from ranklint.analysis.catalog import CallSpec
+from ranklint.analysis.axes import is_axis_subgroup
 from ranklint.analysis.summary import find_argument, has_unpacking
 from ranklint.findings import Severity
 from ranklint.rules.base import Rule
@@ -94,7 +93,7 @@ is not reported.
             return
         keyword = spec.roots[0].keyword
         silent = spec.short in _ROOT_ZERO_BY_DEFAULT
-        if silent and not _on_explicit_group(node, spec):
+        if silent and not is_axis_subgroup(find_argument(node, spec.group)):
             return
         consequence = (
             "torch silently uses global rank 0, which is wrong for a subgroup"
@@ -112,10 +111,3 @@ is not reported.
 _ROOT_ZERO_BY_DEFAULT = frozenset(
     {"broadcast_object_list", "scatter", "scatter_object_list", "gather_object"}
 )
-
-
-def _on_explicit_group(node: cst.Call, spec: CallSpec) -> bool:
-    """The call runs on a group along a parallel axis (`tp_group`, `mesh["dp"]`): a
-    subgroup that global rank 0 belongs to on one replica only."""
-    group = find_argument(node, spec.group) if spec.group is not None else None
-    return group is not None and bool(axes_of_expression(group))
