@@ -41,6 +41,10 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
+# RNK302 (off by default) is the simplest one-line finding these tests need.
+HEAVY = Config(extend_select=("RNK302",))
+
+
 def spans(findings: list[Finding]) -> list[tuple[str, int, int, int, int]]:
     return [(f.code, f.line, f.col, f.end_line, f.end_col) for f in findings]
 
@@ -49,7 +53,7 @@ def spans(findings: list[Finding]) -> list[tuple[str, int, int, int, int]]:
 
 
 def test_finding_carries_its_rules_name_severity_and_exclusive_end() -> None:
-    result = lint_source("import wandb\n", "lib/run.py")
+    result = lint_source("import wandb\n", "lib/run.py", HEAVY)
 
     assert [(f.code, f.name, f.severity) for f in result.findings] == [
         ("RNK302", "heavy-import-at-module-level", Severity.WARNING)
@@ -108,7 +112,7 @@ def test_trace_and_message_a_rule_reports_reach_the_finding(
 def test_heavy_import_is_reported_in_library_code_but_not_in_scripts(
     path: str, expected: list[str]
 ) -> None:
-    result = lint_source("import wandb\n", path)
+    result = lint_source("import wandb\n", path, HEAVY)
 
     assert result.errors == []
     assert [f.code for f in result.findings] == expected
@@ -122,7 +126,9 @@ def test_heavy_import_is_reported_in_library_code_but_not_in_scripts(
 def test_per_file_ignores_drop_a_code_only_in_matching_files(
     tmp_path: Path, path: str, expected: list[str]
 ) -> None:
-    config = Config(root=tmp_path, per_file_ignores={"lib/**": ("RNK302",)})
+    config = Config(
+        root=tmp_path, per_file_ignores={"lib/**": ("RNK302",)}, extend_select=("RNK302",)
+    )
 
     result = lint_source("import wandb\n", str(tmp_path / path), config)
 
@@ -951,7 +957,7 @@ def test_rule_that_crashed_is_skipped_but_later_rules_on_the_same_node_type_stil
 
     monkeypatch.setattr(WildcardImport, "visit_ImportFrom", boom)
 
-    result = lint_source("from os import *\nfrom wandb import run\n", "lib/crash.py")
+    result = lint_source("from os import *\nfrom wandb import run\n", "lib/crash.py", HEAVY)
 
     assert [(f.line, f.code) for f in result.findings] == [(2, "RNK302")]
     assert [(e.path, e.message) for e in result.errors] == [("lib/crash.py", "ValueError: kaboom")]

@@ -20,13 +20,15 @@ def test_close(a, b):
 
 
 def test_test_rules_apply_to_test_files_only() -> None:
-    assert codes_by_line(TEST_CODE, "tests/test_model.py") == [(5, "RNK601")]
-    assert codes_by_line(TEST_CODE, "src/pkg/model_test.py") == [(5, "RNK601")]
-    assert codes_by_line(TEST_CODE, "src/pkg/model.py") == []
+    select = ("RNK601",)
+
+    assert codes_by_line(TEST_CODE, "tests/test_model.py", select=select) == [(5, "RNK601")]
+    assert codes_by_line(TEST_CODE, "src/pkg/model_test.py", select=select) == [(5, "RNK601")]
+    assert codes_by_line(TEST_CODE, "src/pkg/model.py", select=select) == []
 
 
 def test_test_patterns_config_decides_what_is_a_test_file() -> None:
-    config = Config(test_patterns=("checks/",))
+    config = Config(test_patterns=("checks/",), select=("RNK601",))
 
     assert codes_by_line(TEST_CODE, "checks/model.py", config) == [(5, "RNK601")]
     assert codes_by_line(TEST_CODE, "tests/test_model.py", config) == []
@@ -34,16 +36,17 @@ def test_test_patterns_config_decides_what_is_a_test_file() -> None:
 
 def test_heavy_import_is_fine_in_scripts_tests_and_the_package_itself() -> None:
     source = "import deepspeed\n"
+    config = Config(select=("RNK302",))
 
-    assert codes_by_line(source, "src/trainer/engine.py") == [(1, "RNK302")]
-    assert codes_by_line(source, "scripts/launch.py") == []
-    assert codes_by_line(source, "tests/test_engine.py") == []
-    assert codes_by_line(source, "deepspeed/runtime/engine.py") == []
+    assert codes_by_line(source, "src/trainer/engine.py", config) == [(1, "RNK302")]
+    assert codes_by_line(source, "scripts/launch.py", config) == []
+    assert codes_by_line(source, "tests/test_engine.py", config) == []
+    assert codes_by_line(source, "deepspeed/runtime/engine.py", config) == []
 
 
 def test_extend_heavy_modules_adds_to_the_defaults() -> None:
     source = "import wandb\nimport lightning\n"
-    config = Config(extend_heavy_modules=("lightning",))
+    config = Config(extend_heavy_modules=("lightning",), select=("RNK302",))
 
     assert codes_by_line(source, "pkg/log.py", config) == [(1, "RNK302"), (2, "RNK302")]
 
@@ -96,8 +99,10 @@ def test_unmarked_distributed_test_is_fine_with_a_module_pytestmark_or_a_skip_in
         torch.ones(1).cuda()
     """
 
-    assert codes_by_line(marked, "tests/test_gpu.py") == []
-    assert codes_by_line(skipping, "tests/test_gpu.py") == []
+    select = ("RNK603",)
+
+    assert codes_by_line(marked, "tests/test_gpu.py", select=select) == []
+    assert codes_by_line(skipping, "tests/test_gpu.py", select=select) == []
 
 
 # -- project-wide ------------------------------------------------------------------

@@ -27,6 +27,7 @@ import pathspec
 
 from ranklint.analysis.axes import DEFAULT_RANK_NAMES
 from ranklint.analysis.hot_markers import DEFAULT_HOT_FUNCTIONS
+from ranklint.analysis.layout import layout_fingerprint
 from ranklint.analysis.settings import (
     AnalysisSettings,
     compile_extra_collectives,
@@ -106,6 +107,23 @@ DEFAULT_SCRIPT_PATTERNS: tuple[str, ...] = (
     "setup.py",
     "*.ipynb",
 )
+# Codes that do not apply in test files: step-time costs are not what a test
+# measures, and fake addresses and CI data paths are a test's own business.
+DEFAULT_TEST_IGNORES: tuple[str, ...] = ("RNK2", "RNK501", "RNK503")
+# Benchmarks, profilers and standalone verification scripts, whose point is the
+# measurement: a host sync there is how the time or the value is read.
+DEFAULT_BENCHMARK_PATTERNS: tuple[str, ...] = (
+    "bench/",
+    "benchmarks/",
+    "benchmark/",
+    "bench_*.py",
+    "benchmark_*.py",
+    "*_bench.py",
+    "*_benchmark.py",
+    "profile_*.py",
+    "verify_*.py",
+)
+DEFAULT_BENCHMARK_IGNORES: tuple[str, ...] = ("RNK2",)
 DEFAULT_HEAVY_MODULES: tuple[str, ...] = (
     "vllm",
     "sglang",
@@ -259,6 +277,24 @@ class Config:
         "RNK501 allows loopback",
         ("RNK302", "RNK303", "RNK501", "RNK504"),
     )
+    test_ignores: tuple[str, ...] = option(
+        DEFAULT_TEST_IGNORES,
+        CODES,
+        "codes or prefixes that do not apply in test files (`test-patterns`): hot-path costs, "
+        "fake addresses, CI data paths; `[]` applies them there too",
+    )
+    benchmark_patterns: tuple[str, ...] = option(
+        DEFAULT_BENCHMARK_PATTERNS,
+        PATTERNS,
+        "benchmarks, profilers and verification scripts, whose point is the measurement; "
+        "replaces the defaults",
+    )
+    benchmark_ignores: tuple[str, ...] = option(
+        DEFAULT_BENCHMARK_IGNORES,
+        CODES,
+        "codes or prefixes that do not apply in files matching `benchmark-patterns`; `[]` "
+        "applies them there too",
+    )
     heavy_modules: tuple[str, ...] = option(
         DEFAULT_HEAVY_MODULES,
         IDENTIFIERS,
@@ -351,6 +387,16 @@ class Config:
             for pattern, codes in self.per_file_ignores.items()
         ]
 
+    def kind_ignore_specs(self) -> list[tuple[pathspec.GitIgnoreSpec, frozenset[str]]]:
+        """(test files, `test-ignores`) and (benchmarks, `benchmark-ignores`), where not empty."""
+        pairs = ((self.test_patterns, self.test_ignores),)
+        pairs += ((self.benchmark_patterns, self.benchmark_ignores),)
+        return [
+            (compile_patterns(patterns), frozenset(matching_codes(codes)))
+            for patterns, codes in pairs
+            if patterns and codes
+        ]
+
     def test_spec(self) -> pathspec.GitIgnoreSpec:
         return compile_patterns(self.test_patterns)
 
@@ -376,6 +422,8 @@ class Config:
     def fingerprint_parts(self) -> list[str]:
         """Every option's value and the root, one ``key=value`` line each (for the cache)."""
         parts = [f"root={Path(self.root).absolute()}"]
+        # The project's own packages and required dependencies (RNK302).
+        parts.append(f"layout={layout_fingerprint(self.root)}")
         for declared in declared_options():
             value = getattr(self, declared.name)
             if isinstance(value, Mapping):

@@ -45,7 +45,10 @@ class Linter:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.rules = selected_rules(config)
-        self._per_file_ignores = config.per_file_ignore_specs()
+        self._per_file_ignores = [
+            *config.kind_ignore_specs(),
+            *config.per_file_ignore_specs(),
+        ]
         self.settings = config.analysis_settings()
         self._test_spec = config.test_spec()
         self._script_spec = config.script_spec()

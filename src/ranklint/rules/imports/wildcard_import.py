@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import builtins
+from collections.abc import Callable
+from pathlib import PurePath
+
 import libcst as cst
 
+from ranklint.analysis.context import FileContext
 from ranklint.analysis.names import import_from_module
 from ranklint.findings import Severity
-from ranklint.rules.base import Rule
+from ranklint.rules.base import PendingFinding, Rule
 
 
 class WildcardImport(Rule):
@@ -15,7 +20,12 @@ class WildcardImport(Rule):
     severity = Severity.WARNING
     summary = "`from module import *` hides which names a module uses"
     what = """\
-Reports every `from module import *`, in any module, `__init__.py` included.
+Reports `from module import *`. In a package's `__init__.py`, only where the
+module's own code reads a name it does not bind explicitly (a name that may
+come from the wildcard import): an `__init__.py` whose code reads only names it
+imports or defines itself (and builtins) just republishes its modules' names
+(`from .layers import *`), which PEP 8 names as the one defensible use, and
+hides nothing it uses. Other modules are reported whatever they read.
 """
     why = """\
 A wildcard import makes it impossible to tell, by reading the file, where a
@@ -27,9 +37,17 @@ that reaches the code. It also defeats static analysis, ranklint's included:
 with two wildcard imports ranklint can no longer resolve bare names.
 """
     limits = """\
-None known. Re-exports in a package's `__init__.py` are better written as
-explicit imports with an `__all__`.
+In an `__init__.py`, scopes are not told apart: a name bound anywhere in the
+module (say, a local variable of one function) counts as bound everywhere in
+it, so a read of the same name elsewhere that really comes from the wildcard
+is missed; names read only through `globals()`, `eval` or string annotations
+are not seen. Outside `__init__.py`, a module that only republishes another
+(a compatibility shim left where a module used to be) is reported. Vendored
+third-party code is reported like the project's own: exclude it
+(`extend-exclude`) if the project does not maintain it.
 """
+    # Linted as a package's `__init__.py`: where re-exports are exempt.
+    example_path = "pkg/__init__.py"
     valid = (
         """
         from torch.distributed import all_reduce, init_process_group
@@ -38,28 +56,82 @@ explicit imports with an `__all__`.
         import torch.distributed as dist
         from . import utils
         """,
+        """
+        # A package `__init__.py` that only republishes its modules' names
+        # (colossalai colossalai/legacy/nn/layer/__init__.py).
+        \"\"\"Parallel layers.\"\"\"
+        from .colossalai_layer import *
+        from .parallel_1d import *
+        from .utils import get_tensor_parallel_mode
+
+        __all__ = ["get_tensor_parallel_mode"]
+        """,
+        """
+        # Its own code reads only names it imports explicitly
+        # (olmo olmo/__init__.py).
+        from .config import *
+        from .model import *
+
+
+        def check_install(cuda: bool = False):
+            import torch
+
+            return torch.cuda.is_available() if cuda else True
+        """,
     )
     invalid = (
         """
         from torch.distributed import *  # expect: RNK301
+
+
+        def is_leader():
+            return get_rank() == 0
         """,
         """
         from .collectives import *  # expect: RNK301
 
 
-        def helper():
-            return 1
+        def helper(tensor):
+            return all_reduce_mean(tensor)
         """,
         """
         try:
             from apex.optimizers import *  # expect: RNK301
         except ImportError:
             pass
+
+
+        OPTIMIZER = FusedAdam
+        """,
+        """
+        # An `__init__.py` whose own code reads a name only the wildcard binds.
+        from torch.nn.modules.loss import *  # expect: RNK301
+        from torch.nn.modules.loss import _Loss
+
+
+        class ParallelCrossEntropy(_Loss):
+            def forward(self, logits, targets):
+                return CrossEntropyLoss()(logits, targets)
         """,
     )
 
+    def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
+        super().__init__(ctx, sink)
+        self._is_package_init = PurePath(ctx.path).name == "__init__.py"
+        # Computed at the first wildcard import: most modules have none.
+        self._reads_unbound: bool | None = None
+
+    def _reexports_only(self) -> bool:
+        if not self._is_package_init:
+            return False
+        if self._reads_unbound is None:
+            self._reads_unbound = reads_unbound_name(self.ctx.module)
+        return not self._reads_unbound
+
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
+            if self._reexports_only():
+                return  # the package republishes the names; its own code uses none
             module = import_from_module(node)
             advice = f"import the names you use explicitly (`from {module} import a, b`)"
             if not module.startswith("."):
@@ -69,3 +141,109 @@ explicit imports with an `__all__`.
                 f"`from {module} import *` hides which names this module uses and where "
                 f"they come from; {advice}",
             )
+
+
+# Names every module has without binding them.
+_MODULE_NAMES = frozenset(
+    {*dir(builtins), "__file__", "__path__", "__spec__", "__loader__", "__builtins__"}
+)
+
+
+def reads_unbound_name(module: cst.Module) -> bool:
+    """The module reads a name that no statement of it binds and that is no builtin."""
+    names = _Names()
+    module.visit(names)
+    return bool(names.read - names.bound - _MODULE_NAMES)
+
+
+class _Names(cst.CSTVisitor):
+    """Every name a module binds (in any scope) and every other name it mentions."""
+
+    def __init__(self) -> None:
+        self.bound: set[str] = set()
+        self.read: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.read.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)  # `.attr` is no name of the module
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)  # `keyword=` is no name of the module
+        return False
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        for alias in node.names:
+            target = alias.asname.name if alias.asname is not None else alias.name
+            while isinstance(target, cst.Attribute):
+                target = target.value
+            self._bind(target)
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if len(node.relative) == 1 and node.module is not None:
+            # `from .linear import *` in a package also binds the submodule `linear`.
+            module = node.module
+            while isinstance(module, cst.Attribute):
+                module = module.value
+            self._bind(module)
+        if not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                self._bind(alias.asname.name if alias.asname is not None else alias.name)
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.bound.add(node.name.value)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.bound.add(node.name.value)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.bound.add(node.name.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._bind(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._bind(node.name)  # `with ... as x`, `except E as x`
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.bound.update(item.name.value for item in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.bound.update(item.name.value for item in node.names)
+
+    def visit_MatchAs(self, node: cst.MatchAs) -> None:
+        if node.name is not None:
+            self.bound.add(node.name.value)
+
+    def visit_MatchStar(self, node: cst.MatchStar) -> None:
+        if node.name is not None:
+            self.bound.add(node.name.value)
+
+    def _bind(self, target: cst.BaseExpression) -> None:
+        """Names a target binds: `x`, `a, *b` (not `obj.x` or `d[k]`, which read)."""
+        if isinstance(target, cst.Name):
+            self.bound.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value)

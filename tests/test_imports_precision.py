@@ -1,0 +1,319 @@
+"""RNK301 and RNK302 on the shapes real projects have: layouts, dependencies, re-exports."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from ranklint import Config, lint_paths
+from tests.conftest import codes_by_line, write
+
+HEAVY = ("RNK302",)
+WILDCARD = ("RNK301",)
+
+
+def lint_project(root: Path, *files: str, cache_dir: Path | None = None) -> list[tuple[str, int]]:
+    """(path relative to root, line) of each RNK302 finding in ``files``."""
+    config = Config(select=HEAVY, root=root)
+    result = lint_paths([root / file for file in files], config, jobs=1, cache_dir=cache_dir)
+    assert result.errors == []
+    return [(Path(f.path).relative_to(root).as_posix(), f.line) for f in result.findings]
+
+
+def write_source(path: Path, source: str) -> Path:
+    return write(path, textwrap.dedent(source).lstrip("\n"))
+
+
+# -- RNK302: the project's own packages ----------------------------------------
+
+
+def test_heavy_import_of_a_top_level_package_of_the_project_is_not_reported(
+    tmp_path: Path,
+) -> None:
+    # gpt-neox: its own package is called `megatron`; train.py and eval_tasks/ import it.
+    write(tmp_path / ".git" / "HEAD", "ref: refs/heads/main\n")
+    write(tmp_path / "megatron" / "__init__.py", "")
+    write(tmp_path / "megatron" / "utils.py", "")
+    write_source(tmp_path / "eval_tasks" / "eval_adapter.py", "from megatron.utils import x\n")
+    write_source(tmp_path / "train_lib.py", "import megatron\nimport wandb\n")
+
+    found = lint_project(tmp_path, "eval_tasks/eval_adapter.py", "train_lib.py")
+
+    assert found == [("train_lib.py", 2)]
+
+
+def test_heavy_import_of_the_pyproject_project_name_is_not_reported(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", '[project]\nname = "Flash-Attn"\n')
+    write_source(tmp_path / "lib" / "ops.py", "import flash_attn\nimport vllm\n")
+
+    assert lint_project(tmp_path, "lib/ops.py") == [("lib/ops.py", 2)]
+
+
+def test_heavy_import_of_a_package_under_src_is_not_reported(tmp_path: Path) -> None:
+    write(tmp_path / "setup.cfg", "[metadata]\nname = other\n")
+    write(tmp_path / "src" / "deepspeed" / "__init__.py", "")
+    write_source(tmp_path / "plugins" / "engine.py", "import deepspeed\n")
+
+    assert lint_project(tmp_path, "plugins/engine.py") == []
+
+
+# -- RNK302: the project's required dependencies ---------------------------------
+
+
+def test_dependency_in_pyproject_dependencies_is_not_reported_and_an_extra_is(
+    tmp_path: Path,
+) -> None:
+    write_source(
+        tmp_path / "pyproject.toml",
+        """
+        [project]
+        name = "trainer"
+        dependencies = ["wandb>=0.15", "megatron-core[mlm] ; python_version >= '3.10'"]
+
+        [project.optional-dependencies]
+        serve = ["vllm"]
+        """,
+    )
+    write_source(
+        tmp_path / "trainer" / "loop.py",
+        """
+        import wandb
+        from megatron.core import parallel_state
+        from megatron.energon import Batch
+        import vllm
+        """,
+    )
+
+    found = lint_project(tmp_path, "trainer/loop.py")
+
+    # megatron-core provides `megatron.core`, not `megatron.energon`.
+    assert found == [("trainer/loop.py", 3), ("trainer/loop.py", 4)]
+
+
+def test_dependency_in_setup_py_install_requires_literal_list_is_not_reported(
+    tmp_path: Path,
+) -> None:
+    write_source(
+        tmp_path / "setup.py",
+        """
+        from setuptools import setup
+
+        REQUIRED = ["deepspeed>=0.14", "tensorboardX"]
+        setup(name="neox", install_requires=REQUIRED)
+        """,
+    )
+    write_source(
+        tmp_path / "neox" / "engine.py",
+        "import deepspeed\nimport tensorboardX\nimport apex\n",
+    )
+
+    assert lint_project(tmp_path, "neox/engine.py") == [("neox/engine.py", 3)]
+
+
+def test_dependency_in_a_requirements_file_named_by_setup_py_is_not_reported(
+    tmp_path: Path,
+) -> None:
+    # colossalai: install_requires=fetch_requirements("requirements/requirements.txt").
+    write_source(
+        tmp_path / "setup.py",
+        """
+        from setuptools import setup
+
+
+        def fetch_requirements(path):
+            with open(path) as fd:
+                return [r.strip() for r in fd.readlines()]
+
+
+        setup(name="colossal", install_requires=fetch_requirements("requirements/runtime.txt"))
+        """,
+    )
+    write(tmp_path / "requirements" / "runtime.txt", "torch>=2.2\nbitsandbytes>=0.39.0\n")
+    write(tmp_path / "requirements" / "requirements-extra.txt", "wandb\n")
+    write_source(tmp_path / "colossal" / "galore.py", "import bitsandbytes\nimport wandb\n")
+
+    assert lint_project(tmp_path, "colossal/galore.py") == [("colossal/galore.py", 2)]
+
+
+def test_dependency_in_requirements_txt_by_url_egg_or_include_is_not_reported(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path / "setup.cfg", "[metadata]\nname = neox\n")
+    write_source(
+        tmp_path / "requirements" / "requirements.txt",
+        """
+        # the engine
+        git+https://github.com/EleutherAI/DeeperSpeed.git@v1#egg=deepspeed
+        -r logging.txt
+        """,
+    )
+    write(tmp_path / "requirements" / "logging.txt", "wandb==0.16  # metrics\n")
+    write_source(tmp_path / "neox" / "train.py", "import deepspeed\nimport wandb\nimport vllm\n")
+
+    assert lint_project(tmp_path, "neox/train.py") == [("neox/train.py", 3)]
+
+
+def test_dependency_in_setup_cfg_install_requires_is_not_reported(tmp_path: Path) -> None:
+    write_source(
+        tmp_path / "setup.cfg",
+        """
+        [metadata]
+        name = lib
+
+        [options]
+        install_requires =
+            mlflow-skinny>=2
+            neptune-client
+        """,
+    )
+    write_source(tmp_path / "lib" / "track.py", "import mlflow\nimport neptune\nimport comet_ml\n")
+
+    assert lint_project(tmp_path, "lib/track.py") == [("lib/track.py", 3)]
+
+
+def test_cached_results_follow_an_edit_of_the_required_dependencies(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    write(project / "pyproject.toml", '[project]\nname = "lib"\ndependencies = []\n')
+    write_source(project / "lib" / "log.py", "import wandb\n")
+    cache = tmp_path / "cache"
+    assert lint_project(project, "lib/log.py", cache_dir=cache) == [("lib/log.py", 1)]
+
+    write(project / "pyproject.toml", '[project]\nname = "lib"\ndependencies = ["wandb"]\n')
+
+    assert lint_project(project, "lib/log.py", cache_dir=cache) == []
+
+
+# -- RNK302: optional-import guards, integrations, modules built on the dependency --
+
+
+def test_heavy_import_guarded_by_bare_except_or_base_exception_is_not_reported() -> None:
+    source = """
+    try:
+        from apex.contrib.layer_norm.layer_norm import FastLayerNormFN
+    except:
+        FastLayerNormFN = None
+    try:
+        import wandb
+    except BaseException:
+        wandb = None
+    try:
+        import vllm
+    except OSError:
+        vllm = None
+    """
+
+    assert codes_by_line(source, "pkg/norm.py", select=HEAVY) == [(10, "RNK302")]
+
+
+def test_heavy_import_in_a_module_named_after_flash_attention_is_not_reported() -> None:
+    source = "from flash_attn.flash_attn_interface import flash_attn_varlen_func\n"
+
+    assert codes_by_line(source, "pkg/models/flash_dot_product_attention.py", select=HEAVY) == []
+    assert codes_by_line(source, "pkg/models/attention.py", select=HEAVY) == [(1, "RNK302")]
+
+
+def test_heavy_import_whose_names_run_at_import_time_is_not_reported() -> None:
+    # nemo vlm/qwen2vl/model/vision.py: classes built on megatron-core's classes.
+    source = """
+    import functools
+
+    from megatron.core import parallel_state
+    from megatron.core.transformer import MegatronModule
+    import transformer_engine as te
+    import wandb
+    from deepspeed import comm
+
+
+    class VisionModel(MegatronModule):
+        def forward(self, x):
+            return parallel_state.get_tensor_model_parallel_rank()
+
+
+    @te.fp8_autocast
+    def run(x):
+        return x
+
+
+    def log(metrics, run=wandb.run):
+        return run
+
+
+    def all_reduce(tensor):
+        return comm.all_reduce(tensor)
+    """
+
+    # megatron: a class base; transformer_engine: a decorator; wandb: a default value.
+    assert codes_by_line(source, "pkg/vision.py", select=HEAVY) == [(7, "RNK302")]
+
+
+def test_heavy_import_used_only_in_annotations_or_under_type_checking_is_reported() -> None:
+    source = """
+    from typing import TYPE_CHECKING
+
+    from megatron.core.transformer import TransformerConfig
+
+    if TYPE_CHECKING:
+        CONFIG = TransformerConfig()
+
+
+    class Model:
+        config: TransformerConfig
+
+        def build(self, config: TransformerConfig = None) -> TransformerConfig:
+            return config
+    """
+
+    assert codes_by_line(source, "pkg/model.py", select=HEAVY) == [(3, "RNK302")]
+
+
+# -- RNK301: re-exports in a package's __init__.py --------------------------------
+
+
+def test_wildcard_in_a_package_init_that_only_republishes_names_is_not_reported() -> None:
+    source = '''
+    """Layers."""
+    import logging
+
+    from .linear import *
+    from .norm import *
+    from .utils import get_mode
+
+    __all__ = ["get_mode"]
+    __all__ += linear.__all__
+    logging.getLogger(__name__).debug("loaded %s", __name__)
+
+
+    def check_install(cuda=False):
+        import torch
+
+        with open(__file__) as handle, torch.no_grad():
+            names = [line for line in handle]
+        try:
+            total = sum(len(name) for name in names)
+        except ValueError as error:
+            raise RuntimeError(str(error)) from error
+        return total, get_mode(cuda=cuda).value
+    '''
+
+    assert codes_by_line(source, "pkg/layers/__init__.py", select=WILDCARD) == []
+
+
+def test_wildcard_in_a_package_init_whose_code_reads_an_unbound_name_is_reported() -> None:
+    source = """
+    from torch.nn.modules.loss import *
+    from torch.nn.modules.loss import _Loss
+
+
+    class ParallelLoss(_Loss):
+        def forward(self, x, y):
+            return CrossEntropyLoss()(x, y)
+    """
+
+    assert codes_by_line(source, "pkg/loss/__init__.py", select=WILDCARD) == [(1, "RNK301")]
+
+
+def test_wildcard_outside_a_package_init_is_reported_even_when_nothing_reads_it() -> None:
+    source = "from pkg.preprocessing.features import *\n"
+
+    assert codes_by_line(source, "pkg/features.py", select=WILDCARD) == [(1, "RNK301")]
+    assert codes_by_line(source, "pkg/__init__.py", select=WILDCARD) == []
