@@ -123,7 +123,7 @@ def test_plugin_raises_on_an_internal_error_with_the_error_described(
     broken = InternalError("m.py", "rule RNK101 (import-time-process-group)", "boom", "trace")
     monkeypatch.setattr(
         "ranklint.faces.flake8_plugin.lint_source",
-        lambda *args: LintResult(findings=[], errors=[broken], files_checked=1),
+        lambda *args, **kwargs: LintResult(findings=[], errors=[broken], files_checked=1),
     )
 
     with pytest.raises(RuntimeError) as info:
@@ -162,10 +162,63 @@ def test_plugin_raises_with_every_internal_error_joined(
     ]
     monkeypatch.setattr(
         "ranklint.faces.flake8_plugin.lint_source",
-        lambda *args: LintResult(findings=[], errors=errors, files_checked=1),
+        lambda *args, **kwargs: LintResult(findings=[], errors=errors, files_checked=1),
     )
 
     with pytest.raises(RuntimeError) as info:
         RanklintFlake8Plugin(ast.parse("x = 1\n"), "m.py", ["x = 1\n"])
 
     assert str(info.value) == f"{errors[0].describe()}; {errors[1].describe()}"
+
+
+_MESH_USER = """\
+from torch.distributed.device_mesh import init_device_mesh
+
+
+def build(world):
+    mesh = init_device_mesh("cuda", (2, 4), ("dp", "tp", "pp"))
+    return mesh, world
+
+
+def shard(device_mesh):
+    return device_mesh["zz_shard"], device_mesh["zz_nowhere"]
+"""
+_MESH_HELPER = """\
+from torch.distributed.device_mesh import init_device_mesh
+
+
+def build(world):
+    return init_device_mesh("cuda", (world,), mesh_dim_names=("zz_shard",))
+"""
+
+
+def test_plugin_stays_silent_on_mesh_dimensions_another_file_may_declare_but_keeps_shape_checks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One file of a larger project: "zz_shard" and "zz_nowhere" may be declared elsewhere.
+    write(tmp_path / "pyproject.toml", '[tool.ranklint]\nselect = ["RNK507"]\n')
+    monkeypatch.chdir(tmp_path)
+    _config.cache_clear()
+    lines = _MESH_USER.splitlines(keepends=True)
+
+    plugin = RanklintFlake8Plugin(ast.parse(_MESH_USER), "model.py", lines)
+
+    assert [(line, text.split()[0]) for line, _, text, _ in plugin.run()] == [(5, "RNK507")]
+
+
+def test_flake8_reports_no_mesh_dimension_the_project_declares_where_the_cli_reports_the_undeclared(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.ranklint]\nselect = ["RNK507"]\n')
+    write(tmp_path / "pkg" / "__init__.py", "")
+    write(tmp_path / "pkg" / "model.py", _MESH_USER)
+    write(tmp_path / "pkg" / "parallel.py", _MESH_HELPER)
+
+    from_flake8 = flake8_lines(tmp_path, "pkg")
+    from_cli = cli_lines(tmp_path, "pkg")
+
+    assert [line.split(" ")[:2] for line in from_flake8] == [["pkg/model.py:5:12:", "RNK507"]]
+    assert [line.split(" ")[:2] for line in from_cli] == [  # sorted as text
+        ["pkg/model.py:10:37:", "RNK507"],
+        ["pkg/model.py:5:12:", "RNK507"],
+    ]

@@ -128,6 +128,10 @@ def _run_quietly(function, argv: list[str]) -> tuple[int, str]:
     return code, out.getvalue()
 
 
+# The message of RNK507's whole-project check (a dimension no mesh of the project declares).
+_WHOLE_PROJECT = "is not declared by any mesh this project builds"
+
+
 @settings(max_examples=max(5, settings().max_examples // 6))
 @given(st.lists(distributed_programs(), min_size=1, max_size=6))
 def test_cli_and_flake8_print_the_same_lines_for_generated_programs(sources: list[str]) -> None:
@@ -146,7 +150,9 @@ def test_cli_and_flake8_print_the_same_lines_for_generated_programs(sources: lis
         cli_code, cli_out = _run_quietly(cli_main, ["check", "--select", "ALL", "-j", "1", tmp])
 
         from_flake8 = sorted(report.read_text(encoding="utf-8").splitlines())
-        from_cli = sorted(cli_out.splitlines())
+        # Checks that need every file of the project (`Rule.whole_project`) are
+        # left out of flake8's one-file runs by design.
+        from_cli = sorted(line for line in cli_out.splitlines() if _WHOLE_PROJECT not in line)
 
     event(f"cli lines: {min(len(from_cli), 5)}+")
     assert cli_code in (0, 1)

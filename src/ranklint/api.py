@@ -7,14 +7,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ranklint.analysis.layout import project_folder
 from ranklint.cache import Cache
 from ranklint.config import Config
 from ranklint.discovery import discover
 from ranklint.engine import FileResult, Linter, lint_files
 from ranklint.findings import Finding, InternalError
+from ranklint.rules import rule_by_code
 
 # Files or folders that mark the root of a project (nearest one above the paths).
-PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
 @dataclass
@@ -35,13 +36,35 @@ class LintResult:
 
 
 def lint_source(
-    source: str | bytes, path: str | Path = "<string>", config: Config | None = None
+    source: str | bytes,
+    path: str | Path = "<string>",
+    config: Config | None = None,
+    *,
+    partial: bool = False,
 ) -> LintResult:
-    """Lint one file's contents. ``bytes`` are decoded per PEP 263."""
+    """Lint one file's contents. ``bytes`` are decoded per PEP 263.
+
+    ``partial``: the file is one of a project whose other files are not seen
+    (flake8 hands over one file at a time). Project-phase findings of rules
+    that need every file (``Rule.whole_project``: a mesh dimension another
+    file may declare) are then dropped, not guessed.
+    """
     linter = Linter(config if config is not None else Config())
-    results = [linter.lint_source(source, str(path))]
-    linter.project_phase(results, {str(path): source})
-    return LintResult.merge(results)
+    result = linter.lint_source(source, str(path))
+    per_file = {id(finding) for finding in result.findings}
+    linter.project_phase([result], {str(path): source})
+    if partial:
+        result.findings = [
+            finding
+            for finding in result.findings
+            if id(finding) in per_file or not _needs_whole_project(finding.code)
+        ]
+    return LintResult.merge([result])
+
+
+def _needs_whole_project(code: str) -> bool:
+    rule = rule_by_code(code)
+    return rule is not None and rule.whole_project
 
 
 def lint_paths(
@@ -96,7 +119,4 @@ def project_root(files: Sequence[str], config: Config) -> Path | None:
         return configured
     if common.is_file():
         common = common.parent
-    for directory in (common, *common.parents):
-        if any((directory / marker).exists() for marker in PROJECT_MARKERS):
-            return directory
-    return None
+    return project_folder(common)

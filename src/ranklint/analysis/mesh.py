@@ -2,6 +2,11 @@
 
 Recorded during the walk into the file's facts (the summary's ``mesh_names``,
 ``mesh_dynamic`` and ``mesh_uses``); the project phase joins them across files.
+
+A name is declared by any call that passes ``mesh_dim_names`` (``init_device_mesh``,
+``DeviceMesh(...)``, ``DeviceMesh.from_group``, a project helper that forwards
+it), by ``mesh._unflatten(dim, sizes, names)`` and by ``mesh[...]._flatten("name")``
+(or ``mesh_dim_name="name"``). Names computed at run time make the set unknown.
 """
 
 from __future__ import annotations
@@ -25,16 +30,19 @@ MESH_CONSTRUCTORS = frozenset(
         *MESH_INITIALIZERS,
         "torch.distributed.device_mesh.DeviceMesh",
         "torch.distributed.DeviceMesh",
+        "torch.distributed.device_mesh.DeviceMesh.from_group",
+        "torch.distributed.DeviceMesh.from_group",
     }
 )
 
 
-def mesh_dim_names(node: cst.Call) -> cst.BaseExpression | None:
-    """The ``mesh_dim_names`` argument of a mesh construction, by keyword or position."""
+def mesh_dim_names(node: cst.Call, positional: bool = True) -> cst.BaseExpression | None:
+    """The ``mesh_dim_names`` argument of a mesh construction, by keyword or (for
+    ``init_device_mesh``, ``positional``) as the third positional argument."""
     for arg in node.args:
         if arg.keyword is not None and arg.keyword.value == "mesh_dim_names":
             return arg.value
-    if len(node.args) > 2 and node.args[2].keyword is None:
+    if positional and len(node.args) > 2 and node.args[2].keyword is None:
         return node.args[2].value
     return None
 
@@ -50,12 +58,47 @@ def mesh_declaration(
     node: cst.Call, names: NameTable
 ) -> tuple[cst.BaseExpression, list[str | None]] | None:
     """(``mesh_dim_names`` argument, its literal names) of a mesh construction, else None."""
-    if names.resolve(node.func) not in MESH_CONSTRUCTORS:
+    qualified = names.resolve(node.func)
+    if qualified not in MESH_CONSTRUCTORS:
         return None
-    names_node = mesh_dim_names(node)
+    # `DeviceMesh(...)` and `DeviceMesh.from_group(...)` take the names by keyword only.
+    names_node = mesh_dim_names(node, positional=qualified in MESH_INITIALIZERS)
     if names_node is None:
         return None
     return names_node, literal_names(names_node)
+
+
+def _argument(node: cst.Call, keyword: str, position: int) -> cst.BaseExpression | None:
+    """The argument given by ``keyword``, or at ``position`` (0-based) when positional."""
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+    return positional[position].value if len(positional) > position else None
+
+
+def declared_names(
+    node: cst.Call, names: NameTable
+) -> tuple[cst.BaseExpression, list[str | None]] | None:
+    """(names argument, its literal names) of any call that declares mesh dimensions.
+
+    Mesh constructions (by keyword or position), ``_unflatten(dim, sizes, names)``,
+    ``_flatten("name")`` and any call that passes ``mesh_dim_names=``; else None.
+    """
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "_flatten":
+        flat = _argument(node, "mesh_dim_name", 0)
+        return None if flat is None else (flat, [string_value(flat)])
+    if isinstance(func, cst.Attribute) and func.attr.value == "_unflatten":
+        unflat = _argument(node, "mesh_dim_names", 2)
+        return None if unflat is None else (unflat, literal_names(unflat))
+    declaration = mesh_declaration(node, names)
+    if declaration is not None:
+        return declaration
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == "mesh_dim_names":
+            return arg.value, literal_names(arg.value)  # a helper forwarding the names
+    return None
 
 
 class MeshRecorder(NodeVisitor):
@@ -65,16 +108,12 @@ class MeshRecorder(NodeVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "_flatten" and node.args:
-            flat = string_value(node.args[0].value)
-            if flat is not None:
-                facts.mesh_names.add(flat)
-            return
-        declaration = mesh_declaration(node, self.ctx.names)
+        declaration = declared_names(node, self.ctx.names)
         if declaration is None:
             return
         names = declaration[1]
+        if isinstance(declaration[0], cst.Name) and declaration[0].value == "None":
+            return  # `mesh_dim_names=None`: an unnamed mesh
         if None in names:
             facts.mesh_dynamic = True
             return

@@ -30,7 +30,7 @@ class RanklintFlake8Plugin:
     version = __version__
 
     def __init__(self, tree: ast.AST, filename: str, lines: Sequence[str]) -> None:
-        result = lint_source("".join(lines), filename, _config())
+        result = lint_source("".join(lines), filename, _config(), partial=True)
         if result.errors:
             raise RuntimeError("; ".join(error.describe() for error in result.errors))
         self._findings = result.findings

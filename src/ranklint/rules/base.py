@@ -89,6 +89,9 @@ class Rule(NodeVisitor):
     example_path: ClassVar[str] = "example.py"
     # Decided (wholly or partly) in the project phase, by :meth:`check_project`.
     project: ClassVar[bool] = False
+    # Its project-phase findings need every file of the project: where only
+    # part of it is seen (the flake8 face), they are dropped, not guessed.
+    whole_project: ClassVar[bool] = False
     summary: ClassVar[str]
     # Documentation sections (Markdown). The Example / Use instead sections of
     # the docs are the first invalid / valid example.

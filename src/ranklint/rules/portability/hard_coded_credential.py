@@ -18,15 +18,21 @@ _SECRET_KEYWORDS = frozenset(
     {"token", "api_key", "apikey", "password", "secret", "hf_token", "auth_token", "access_token"}
 )
 
+
+def _token(pattern: str) -> re.Pattern[str]:
+    """A token that starts a word: `mask-offpolicy-...` holds `sk-...` but is no key."""
+    return re.compile(r"(?<![A-Za-z0-9_\-])" + pattern)
+
+
 _TOKEN_PREFIXES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"hf_[A-Za-z0-9]{30,}"), "a Hugging Face token"),
-    (re.compile(r"sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}"), "an API secret key"),
-    (re.compile(r"gh[pousr]_[A-Za-z0-9]{30,}"), "a GitHub token"),
-    (re.compile(r"github_pat_[A-Za-z0-9_]{30,}"), "a GitHub token"),
-    (re.compile(r"xox[abprs]-[A-Za-z0-9\-]{10,}"), "a Slack token"),
-    (re.compile(r"AKIA[0-9A-Z]{16}"), "an AWS access key"),
-    (re.compile(r"glpat-[A-Za-z0-9_\-]{20,}"), "a GitLab token"),
-    (re.compile(r"AIza[0-9A-Za-z_\-]{35}"), "a Google API key"),
+    (_token(r"hf_[A-Za-z0-9]{30,}"), "a Hugging Face token"),
+    (_token(r"sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}"), "an API secret key"),
+    (_token(r"gh[pousr]_[A-Za-z0-9]{30,}"), "a GitHub token"),
+    (_token(r"github_pat_[A-Za-z0-9_]{30,}"), "a GitHub token"),
+    (_token(r"xox[abprs]-[A-Za-z0-9\-]{10,}"), "a Slack token"),
+    (_token(r"AKIA[0-9A-Z]{16}"), "an AWS access key"),
+    (_token(r"glpat-[A-Za-z0-9_\-]{20,}"), "a GitLab token"),
+    (_token(r"AIza[0-9A-Za-z_\-]{35}"), "a Google API key"),
 )
 
 _PLACEHOLDER = re.compile(
@@ -70,6 +76,12 @@ placeholders.
         HF_TOKEN = os.environ.get("HF_TOKEN")
         WANDB_API_KEY = ""
         api_key = "<your-api-key>"
+        """,
+        """
+        # A flag that holds `sk-` inside a word is no key (shape of
+        # slime/utils/arguments.py: `--mask-offpolicy-in-partial-rollout`).
+        def add_flags(parser):
+            parser.add_argument("--mask-offpolicy-in-partial-rollout", action="store_true")
         """,
     )
     invalid = (

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ranklint.analysis.context import FileContext
 from ranklint.analysis.literals import environ_writes, int_value, string_value
 from ranklint.findings import Severity
+from ranklint.rules.base import PendingFinding
 from ranklint.rules.portability.string_rules import _StringRule
+
+logger = logging.getLogger(__name__)
 
 _IPV4 = re.compile(r"(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?::\d{1,5})?")
 
@@ -20,6 +27,25 @@ _ENDPOINT_VARIABLES = frozenset({"MASTER_ADDR", "MASTER_PORT"})
 
 # Public resolvers used to find the local address of the outbound route.
 _ROUTE_PROBES = frozenset({"8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1"})
+
+_INIT = frozenset(
+    {
+        "torch.distributed.init_process_group",
+        "torch.distributed.distributed_c10d.init_process_group",
+    }
+)
+
+
+@dataclass
+class _Scope:
+    """A function (or the module) whose loopback endpoint writes wait for its end."""
+
+    # Loopback address and port writes: (value, message, where).
+    local: list[tuple[cst.BaseExpression, str, tuple[cst.CSTNode | None, cst.CSTNode | None]]] = (
+        field(default_factory=list)
+    )
+    ones: set[str] = field(default_factory=set)  # names assigned the literal 1
+    single: bool = False  # it starts a one-process group
 
 
 class HardCodedEndpoint(_StringRule):
@@ -37,7 +63,11 @@ nor are public resolvers used to probe the outbound route (`8.8.8.8`,
 `1.1.1.1`). As the rendezvous endpoint (`tcp://`,
 `MASTER_ADDR`), loopback (`localhost`, `127.0.0.1`) is fine in files
 matching `test-patterns` and `script-patterns` and reported elsewhere: a
-library that rendezvouses on localhost cannot run on two nodes.
+library that rendezvouses on localhost cannot run on two nodes. A function
+that starts a one-process group (`init_process_group(..., world_size=1)`,
+or `world_size` a name assigned `1` in it) may set a loopback `MASTER_ADDR`
+and a literal `MASTER_PORT`: no peer ever joins, so there is nothing to
+rendezvous with.
 """
     why = """\
 The rendezvous endpoint belongs to the launch, not to the code: a literal
@@ -50,7 +80,9 @@ code should read them (`init_method="env://"`).
     limits = """\
 IPv6 addresses other than loopback are not recognised. A string that is
 exactly an address is reported wherever it appears (a default value, a
-comparison).
+comparison). A one-process group is recognised only in the function that
+writes the variables; a fixed port of such a group can still clash with a
+second run on the same node.
 """
     valid = (
         """
@@ -58,12 +90,27 @@ comparison).
 
         import torch.distributed as dist
 
-        dist.init_process_group("nccl", init_method="env://")
-        address = os.environ["MASTER_ADDR"]
-        bind = "0.0.0.0"
-        os.environ.setdefault("MASTER_PORT", "29500")
-        if "MASTER_ADDR" not in os.environ:
-            os.environ["MASTER_ADDR"] = "10.0.0.1"
+
+        def main():
+            dist.init_process_group("nccl", init_method="env://")
+            address = os.environ["MASTER_ADDR"]
+            bind = "0.0.0.0"
+            os.environ.setdefault("MASTER_PORT", "29500")
+            if "MASTER_ADDR" not in os.environ:
+                os.environ["MASTER_ADDR"] = "10.0.0.1"
+        """,
+        """
+        import os
+
+        import torch
+
+
+        # A one-process group to read a checkpoint (nemo/nemo/collections/llm/gpt/model/ssm.py).
+        def dist_ckpt_handler(checkpoint_dir):
+            os.environ["MASTER_ADDR"] = "localhost"
+            os.environ["MASTER_PORT"] = "12355"
+            world_size = 1
+            torch.distributed.init_process_group(backend="gloo", rank=0, world_size=world_size)
         """,
     )
     invalid = (
@@ -85,6 +132,25 @@ comparison).
         """,
     )
 
+    def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
+        super().__init__(ctx, sink)
+        self._scopes: list[_Scope] = [_Scope()]
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scopes.append(_Scope())
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._flush(self._scopes.pop())
+
+    def leave_Module(self, node: cst.Module) -> None:
+        self._flush(self._scopes.pop())
+
+    def _flush(self, scope: _Scope) -> None:
+        if scope.single:
+            return  # a one-process group: nobody else rendezvouses there
+        for value, message, where in scope.local:
+            self.report(value, message, where=where)
+
     def _loopback_ok(self) -> bool:
         return self.ctx.is_test or self.ctx.is_script
 
@@ -103,9 +169,23 @@ comparison).
         )
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if int_value(node.value) == 1:
+            self._scopes[-1].ones.update(
+                t.target.value for t in node.targets if isinstance(t.target, cst.Name)
+            )
         self._environment(node)
 
     def visit_Call(self, node: cst.Call) -> None:
+        if self.ctx.names.resolve(node.func) in _INIT:
+            scope = self._scopes[-1]
+            for arg in node.args:
+                if arg.keyword is None or arg.keyword.value != "world_size":
+                    continue
+                value = arg.value
+                if int_value(value) == 1 or (
+                    isinstance(value, cst.Name) and value.value in scope.ones
+                ):
+                    scope.single = True
         self._environment(node)
 
     def _environment(self, node: cst.CSTNode) -> None:
@@ -123,12 +203,16 @@ comparison).
                 continue
             if key == "MASTER_PORT" and self._loopback_ok():
                 continue
-            self.report(
-                value,
+            message = (
                 f"`{key}` is set to a literal: the job rendezvouses at a fixed "
                 f"{'address' if key == 'MASTER_ADDR' else 'port'} that only fits one "
-                f"machine or one job; let the launcher set it and read it from the environment",
+                f"machine or one job; let the launcher set it and read it from the environment"
             )
+            if key == "MASTER_PORT" or literal in _LOOPBACK_HOSTS:
+                # Decided at the end of the function: fine for a one-process group.
+                self._scopes[-1].local.append((value, message, self.here()))
+                continue
+            self.report(value, message)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if self.skipped(node):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 import libcst as cst
@@ -9,12 +10,36 @@ import libcst as cst
 from ranklint.analysis.context import FileContext
 from ranklint.analysis.literals import environ_writes, int_value, string_value
 from ranklint.analysis.mesh import MESH_INITIALIZERS
+from ranklint.analysis.names import last_name
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
+
+logger = logging.getLogger(__name__)
 
 _TOPOLOGY_KEYWORDS = frozenset(
     {"nprocs", "nproc_per_node", "num_gpus", "gpus_per_node", "num_processes", "world_size"}
 )
+
+# CPU process and thread pools, and data loaders: their size is the host's
+# parallelism, not the cluster's topology.
+_CPU_POOLS = frozenset(
+    {
+        "multiprocessing.Pool",
+        "multiprocessing.pool.Pool",
+        "multiprocessing.pool.ThreadPool",
+        "multiprocessing.get_context.Pool",
+        "torch.multiprocessing.Pool",
+        "concurrent.futures.ProcessPoolExecutor",
+        "concurrent.futures.ThreadPoolExecutor",
+        "concurrent.futures.process.ProcessPoolExecutor",
+        "concurrent.futures.thread.ThreadPoolExecutor",
+        "torch.utils.data.DataLoader",
+        "torch.utils.data.dataloader.DataLoader",
+    }
+)
+
+# `CUDA_VISIBLE_DEVICES` values that hide every GPU (a CPU-only child process).
+_NO_DEVICES = frozenset({"", "-1"})
 
 _INIT = frozenset(
     {
@@ -36,8 +61,13 @@ Reports, in library code (not in files matching `test-patterns` or
 job, and for a one-process group, `world_size=1`); literal process or GPU
 counts of 2 or more (`nprocs=`, `nproc_per_node=`, `num_gpus=`, `gpus_per_node=`, `num_processes=`,
 `world_size=` keywords); `CUDA_VISIBLE_DEVICES` set to a literal in code
-(a value computed from the scheduler's assignment is fine); literal mesh
-shapes in `init_device_mesh`.
+(a value computed from the scheduler's assignment is fine; `""` and `"-1"`,
+which hide every GPU from a CPU-only child process on purpose, are not
+reported); literal mesh shapes in `init_device_mesh`. The size of a CPU
+process or thread pool (`multiprocessing.Pool(8)`,
+`ProcessPoolExecutor(max_workers=4)`, a `DataLoader`'s `num_workers`, any
+`*Pool(...)` / `*PoolExecutor(...)` call) is the host's parallelism, not the
+job's topology, and is not reported.
 """
     why = """\
 The same code runs on 8 GPUs today and 512 next week: a literal world size or
@@ -48,18 +78,39 @@ scheduler's own assignment. The launcher knows the topology; the code reads it
 """
     limits = """\
 Topology written in a config dict or read from a constant defined elsewhere is
-not reported.
+not reported. A CPU pool is recognised by its name (`Pool`, `PoolExecutor`,
+`DataLoader`), so a launcher named like a pool would be missed.
 """
     valid = (
         """
-        import os
-
         import torch.distributed as dist
         from torch.distributed.device_mesh import init_device_mesh
 
-        dist.init_process_group("nccl")
-        world = dist.get_world_size()
-        mesh = init_device_mesh("cuda", (world // 2, 2), mesh_dim_names=("dp", "tp"))
+
+        def main():
+            dist.init_process_group("nccl")
+            world = dist.get_world_size()
+            return init_device_mesh("cuda", (world // 2, 2), mesh_dim_names=("dp", "tp"))
+        """,
+        """
+        import os
+        import subprocess
+        from concurrent.futures import ProcessPoolExecutor
+        from multiprocessing import Pool
+
+
+        # A CPU-only child process (the shape of issue 16's report).
+        def convert(cmd):
+            env = dict(os.environ)
+            env["CUDA_VISIBLE_DEVICES"] = ""
+            os.environ["CUDA_VISIBLE_DEVICES"] = ""
+            return subprocess.run(cmd, env=env)
+
+
+        # CPU pools: the host's parallelism, not the cluster's.
+        def tokenize(shards, fn):
+            with Pool(8) as pool, ProcessPoolExecutor(max_workers=4) as executor:
+                return pool.map(fn, shards), executor.map(fn, shards)
         """,
     )
     invalid = (
@@ -87,6 +138,8 @@ not reported.
             return
         self._visible_devices(node)
         name = self.ctx.names.resolve(node.func)
+        if _cpu_pool(node, name):
+            return  # the host's parallelism, not the job's topology
         for arg in node.args:
             keyword = arg.keyword.value if arg.keyword is not None else None
             value = int_value(arg.value)
@@ -114,10 +167,12 @@ not reported.
         if not self._active:
             return
         for key, value, _ in environ_writes(node, self.ctx.names.resolve):
-            literal = value is not None and (
-                string_value(value) is not None or int_value(value) is not None
-            )
-            if key == "CUDA_VISIBLE_DEVICES" and literal:
+            if key != "CUDA_VISIBLE_DEVICES" or value is None:
+                continue
+            text = string_value(value)
+            if text is not None and text.strip() in _NO_DEVICES:
+                continue  # every GPU hidden from a CPU-only process, on purpose
+            if text is not None or int_value(value) is not None:
                 self._report(value, "`CUDA_VISIBLE_DEVICES`")
 
     def _report(self, node: cst.CSTNode, what: str) -> None:
@@ -127,6 +182,16 @@ not reported.
             f"wait for peers that never come or GPUs go unused; read it from the launcher "
             f"(`dist.get_world_size()`, `WORLD_SIZE`) or the configuration",
         )
+
+
+def _cpu_pool(node: cst.Call, name: str | None) -> bool:
+    """A CPU process or thread pool, or a data loader: ``Pool(8)``, ``ProcessPoolExecutor(...)``."""
+    if name in _CPU_POOLS:
+        return True
+    called = last_name(node.func)
+    return called is not None and (
+        called.endswith(("Pool", "PoolExecutor")) or called == "DataLoader"
+    )
 
 
 def _single_process(node: cst.Call) -> bool:

@@ -2,44 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import ClassVar
 
 import libcst as cst
 
 from ranklint.analysis.literals import int_value
-from ranklint.analysis.mesh import mesh_declaration
+from ranklint.analysis.mesh import MESH_INITIALIZERS, mesh_declaration
 from ranklint.analysis.project import ProjectFacts
 from ranklint.findings import Severity
 from ranklint.rules.base import ProjectFinding, Rule
 
-
-def _near_miss(name: str, axes: frozenset[str]) -> str | None:
-    """The axis ``name`` is one edit from (two for names of 6+ characters), if any."""
-    limit = 2 if len(name) >= 6 else 1
-    best: tuple[int, str] | None = None
-    for axis in sorted(axes):
-        if axis == name or abs(len(axis) - len(name)) > limit:
-            continue
-        distance = _edit_distance(name, axis, limit)
-        if distance <= limit and (best is None or distance < best[0]):
-            best = (distance, axis)
-    return best[1] if best is not None else None
-
-
-def _edit_distance(a: str, b: str, limit: int) -> int:
-    """Levenshtein distance of two short strings, capped at ``limit + 1``."""
-    previous = list(range(len(b) + 1))
-    for i, char_a in enumerate(a, 1):
-        current = [i]
-        for j, char_b in enumerate(b, 1):
-            current.append(
-                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char_a != char_b))
-            )
-        if min(current) > limit:
-            return limit + 1
-        previous = current
-    return previous[-1]
+logger = logging.getLogger(__name__)
 
 
 class MeshDimsMismatch(Rule):
@@ -48,48 +23,69 @@ class MeshDimsMismatch(Rule):
     severity = Severity.ERROR
     project: ClassVar[bool] = True
     summary = "DeviceMesh shapes, dimension names and their uses disagree"
+    # Its project-phase findings need every file of the project: a face that sees
+    # one file of a larger project at a time (flake8) drops them, since a
+    # dimension this file does not declare may be declared in another.
+    whole_project = True
     what = """\
 Reports `init_device_mesh(..., mesh_shape, mesh_dim_names=...)` with literal
-shape and names of different lengths; dimension names outside the declared
-parallelism axes (`mesh-axes`, default `dp_replicate`, `dp_shard`, `dp`, `cp`,
-`tp`, `pp`, `ep`, `etp`, `sp` and combinations such as `dp_shard_cp`;
-`extend-mesh-axes` adds) that are one edit (two, for names of six or more
-characters) from an axis: misspellings (`dp_shrd`, `tpp`); a deliberate
-project-specific axis (`infer_pp`) is not reported; and `mesh["name"]` (on
-names that contain `mesh`)
-with a name that no mesh construction in the project declares and that is not
-in `mesh-axes`, in any file of the run (names flattened with
-`_flatten("name")` count as declared; when some mesh of the run is built from
-names computed at run time, the declared set is unknown and this check is off).
+shape and names of different lengths, and `mesh["name"]` (on receivers whose
+last name contains `mesh`) with a name that no code of the run declares. A
+name is declared by any mesh construction in any file (`init_device_mesh`,
+`DeviceMesh(...)`, `DeviceMesh.from_group`, a helper called with
+`mesh_dim_names=...`), by `mesh._unflatten(dim, sizes, names)`, and by
+`mesh["dp", "cp"]._flatten("dp_cp")` or `_flatten(mesh_dim_name="dp_cp")`;
+the names in `mesh-axes` (and `extend-mesh-axes`) count as declared too, for
+meshes built outside the project. Names are never judged against a fixed list
+of axes: a project's own axes (`edp`, `efsdp`, `infer_pp`) are as good as any.
+When some mesh of the run is built from names computed at run time, the
+declared set is unknown and the undeclared-name check is off; it is also off
+when no code of the run declares a mesh.
 """
     why = """\
 A shape/name mismatch raises only when the job starts on the cluster; a
-misspelt dimension (`mesh["dp_shrd"]`) raises a `KeyError` deep inside model
-construction, after minutes of start-up on every rank. Names outside the
-project's axes usually mean a typo or a second naming convention creeping in.
+dimension no mesh declares (`mesh["dp_shrd"]`) raises a `KeyError` deep inside
+model construction, after minutes of start-up on every rank.
 """
     limits = """\
 Only literal shapes and names are compared; meshes built from computed names,
 and indexing of meshes stored under names without `mesh`, are not checked.
-Undeclared-name checks need a mesh construction somewhere in the run.
+The undeclared-name check joins the declarations of every file of the run: the
+CLI joins the whole project by default, but the flake8 face sees one file at a
+time and cannot tell whether another file declares a name, so it reports only
+the shape/name mismatch. A run of a subset of the files
+(`--no-project-index`) judges names against that subset only.
 """
     valid = (
         """
         from torch.distributed.device_mesh import init_device_mesh
 
-        mesh = init_device_mesh("cuda", (2, 4), mesh_dim_names=("dp", "tp"))
-        tp_mesh = mesh["tp"]
-        dp_group = mesh["dp"].get_group()
+
+        def build_mesh(world_size):
+            mesh = init_device_mesh("cuda", (world_size // 4, 4), mesh_dim_names=("dp", "tp"))
+            return mesh["tp"], mesh["dp"].get_group()
+        """,
+        """
+        from torch.distributed.device_mesh import init_device_mesh
+
+
+        # Dimensions a helper declares with `_flatten` and `_unflatten`
+        # (the shapes of torchtitan-style parallel-dims helpers).
+        def build_mesh(world_size, ep):
+            mesh = init_device_mesh("cuda", (world_size,), mesh_dim_names=("world",))
+            mesh = mesh._unflatten(0, (world_size // ep, ep), ("edp", "efsdp"))
+            mesh["edp", "efsdp"]._flatten(mesh_dim_name="dp_all")
+            return mesh["edp"], mesh["efsdp"], mesh["dp_all"]
         """,
     )
     invalid = (
         """
         from torch.distributed.device_mesh import init_device_mesh
 
-        mesh = init_device_mesh("cuda", (2, 4), mesh_dim_names=("dp", "tp", "pp"))  # expect: RNK507
-        other = init_device_mesh("cuda", (8,), mesh_dim_names=("dp_shrd",))  # expect: RNK507
-        rollout = init_device_mesh("cuda", (8,), mesh_dim_names=("infer_pp",))
-        tp_mesh = mesh["tq"]  # expect: RNK507
+
+        def build_mesh():
+            mesh = init_device_mesh("cuda", (2, 4), ("dp", "tp", "pp"))  # expect: RNK507
+            return mesh["tq"]  # expect: RNK507
         """,
     )
 
@@ -98,18 +94,10 @@ Undeclared-name checks need a mesh construction somewhere in the run.
         if declaration is None:
             return
         names_node, names = declaration
-        if None in names:
+        if None in names or not isinstance(names_node, (cst.Tuple, cst.List)):
             return
-        axes = self.ctx.settings.mesh_axes
-        for element, value in zip(names_node.elements, names, strict=True):  # type: ignore[attr-defined]
-            near = _near_miss(value, axes)
-            if value not in axes and near is not None:
-                self.report(
-                    element.value,
-                    f'mesh dimension "{value}" looks like a misspelling of the axis "{near}" '
-                    f'(`mesh-axes`): code that asks for "{near}" will not find it; fix the '
-                    f"name, or add it to `extend-mesh-axes` if it is meant",
-                )
+        if self.ctx.names.resolve(node.func) not in MESH_INITIALIZERS:
+            return  # `DeviceMesh(device_type, mesh)`: the second argument is not a shape
         keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword}
         shape_node = keywords.get("mesh_shape")
         if shape_node is None and len(node.args) > 1 and node.args[1].keyword is None:
