@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
+from ranklint.analysis.context import FileContext
 from ranklint.findings import Severity
+from ranklint.rules.base import PendingFinding
+from ranklint.rules.testsuite.exact_values import ExactValues
 from ranklint.rules.testsuite.test_rules import _TestRule
 
 # qualified name -> number of positional parameters before rtol, atol
@@ -18,18 +23,40 @@ _TOLERANT = {
     "numpy.testing.assert_allclose": 2,
 }
 
+# Assertions that pass when their argument is false: `assertFalse(torch.allclose(a, b))`
+# checks that something changed, which any tolerance shows.
+_NEGATING_ASSERTS = frozenset({"assertFalse", "assert_false"})
+
 
 class TensorCompareWithoutTolerance(_TestRule):
     code = "RNK601"
     name = "tensor-compare-without-tolerance"
     severity = Severity.WARNING
     summary = "A tensor comparison in a test leaves rtol or atol implicit"
+    default_enabled = False
     what = """\
 Reports, in test files, `torch.allclose`, `torch.isclose`,
 `torch.testing.assert_close`, `torch.testing.assert_allclose`,
 `numpy.allclose`, `numpy.isclose`, `numpy.testing.assert_allclose` and the
 `.allclose()` / `.isclose()` tensor methods called without both `rtol` and
 `atol` (by keyword or position).
+
+Not reported:
+- integer and bool comparisons, where tolerances do not apply. A torch
+  comparison is exact when either side is evidently integer or bool (torch
+  requires both sides to have one dtype); a numpy one, or one with
+  `check_dtype=False`, when both are. Evident means: an integer or bool
+  `dtype=` or `.to(torch.long)`, `.long()` / `.int()` / `.bool()`, integer
+  literals (`torch.tensor([0, 100])`), `torch.arange` without a float
+  argument, comparison results, index-valued functions (`argmax`,
+  `nonzero`, `randint`), `.shape` / `.size()`, jagged `lengths()` /
+  `offsets()`, names ending in `ids`, `idx`, `indices`, `lengths`,
+  `offsets` or `ranks`, and local names bound to any of these;
+- negated comparisons (`assert not torch.allclose(a, b)`,
+  `assertFalse(...)`): they only check that something changed.
+
+A convention, off by default: opt in with `extend-select = ["RNK601"]` in
+`[tool.ranklint]`.
 """
     why = """\
 Default tolerances depend on the dtype and the function (`allclose` uses
@@ -40,7 +67,12 @@ tell which tolerance was meant. Distributed results differ from single-process
 ones by reduction order: the tolerance is part of what the test claims.
 """
     limits = """\
-Calls through aliases of these functions are not recognised.
+Calls through aliases of these functions are not recognised. Integer tensors
+are recognised only from what the test function shows (module-level constants
+and helpers' return values are not followed), so an integer comparison of
+values made elsewhere is still reported: compare them with `torch.equal`.
+Float comparisons that are exact by construction (a copy compared with its
+source) are reported: `torch.equal` says so.
 """
     valid = (
         """
@@ -50,6 +82,38 @@ Calls through aliases of these functions are not recognised.
         def test_sharded_matches_reference(got, expected):
             torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)
             assert torch.allclose(got, expected, 1e-5, 1e-6)
+        """,
+        """
+        import torch
+
+
+        # torchrec tests: ids, lengths and offsets are integer tensors.
+        def test_ids_are_offset(dist_ids, sharded_jt, unsharded_jt):
+            torch.testing.assert_close(dist_ids[1], torch.tensor([0, 100]))
+            torch.testing.assert_close(unsharded_jt.lengths(), sharded_jt.lengths())
+            want = torch.tensor([[0, 0], [0, 0]], dtype=torch.int64)
+            torch.testing.assert_close(dist_ids[0], want)
+
+
+        # pytorch-lightning tests_pytorch/models/test_hooks.py: a long tensor.
+        def test_targets_moved(batch):
+            assert torch.allclose(batch.targets.cpu(), torch.ones(5, 1, dtype=torch.long) * 2)
+
+
+        # nemo test_evo2_dataset.py: an int32 mask stacked from int32 rows.
+        def test_mask(mask):
+            row = torch.tensor([1, 0, 1], dtype=torch.int32)
+            expected_mask = torch.stack([row, row])
+            torch.testing.assert_close(mask, expected_mask)
+            torch.testing.assert_close(torch.arange(4), mask.argmax(dim=0))
+        """,
+        """
+        import torch
+
+
+        # torchtune test_transformer_decoder.py: the cache was reset, so it changed.
+        def test_kv_cache_reset(before, after):
+            assert not torch.allclose(before, after)
         """,
     )
     invalid = (
@@ -64,22 +128,44 @@ Calls through aliases of these functions are not recognised.
             assert got.allclose(expected)  # expect: RNK601
             np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-5)  # expect: RNK601
         """,
+        """
+        import numpy as np
+        import torch
+
+
+        def test_float_against_ints(got):
+            torch.testing.assert_close(got, torch.tensor([0.0, 1.0]))  # expect: RNK601
+            assert np.allclose(got.numpy(), np.array([0, 1]))  # expect: RNK601
+        """,
     )
+
+    def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
+        super().__init__(ctx, sink)
+        self._negated: set[int] = set()
+        self._exact: dict[int, ExactValues] = {}
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if self.active and isinstance(node.operator, cst.Not):
+            self._negated.add(id(node.expression))
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self.active:
             return
         func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _NEGATING_ASSERTS and node.args:
+            self._negated.add(id(node.args[0].value))
         name = self.ctx.names.resolve(func)
         if name is not None and name in _TOLERANT:
             before = _TOLERANT[name]
             label = name
+            operands = [arg.value for arg in node.args if arg.keyword is None][:2]
         elif (
             name is None
             and isinstance(func, cst.Attribute)
             and func.attr.value in ("allclose", "isclose")
         ):
             before, label = 1, f".{func.attr.value}"
+            operands = [func.value, *(arg.value for arg in node.args if arg.keyword is None)][:2]
         else:
             return
         keywords = {arg.keyword.value for arg in node.args if arg.keyword is not None}
@@ -93,10 +179,33 @@ Calls through aliases of these functions are not recognised.
             if positional > before + 1:
                 have.add("atol")
         missing = [word for word in ("rtol", "atol") if word not in have]
-        if missing:
-            self.report(
-                node,
-                f"`{label}()` without explicit {' and '.join(f'`{m}`' for m in missing)}: the "
-                f"defaults depend on the function and dtype, so the test's claim is unclear; "
-                f"pass both `rtol=` and `atol=`",
-            )
+        if not missing or id(node) in self._negated:
+            return
+        if self._exact_comparison(node, label, operands):
+            return
+        self.report(
+            node,
+            f"`{label}()` without explicit {' and '.join(f'`{m}`' for m in missing)}: the "
+            f"defaults depend on the function and dtype, so the test's claim is unclear; "
+            f"pass both `rtol=` and `atol=`",
+        )
+
+    def _exact_comparison(
+        self, node: cst.Call, label: str, operands: list[cst.BaseExpression]
+    ) -> bool:
+        """Both sides (or, where torch demands one dtype, either side) are integer or bool."""
+        if not operands:
+            return False
+        scope: cst.CSTNode = self.ctx.function.node if self.ctx.function else self.ctx.module
+        values = self._exact.get(id(scope))
+        if values is None:
+            values = self._exact[id(scope)] = ExactValues(self.ctx.names, scope)
+        exact = [values.exact_at(operand, node) for operand in operands]
+        same_dtype = not label.startswith("numpy.") and not any(
+            arg.keyword is not None
+            and arg.keyword.value == "check_dtype"
+            and isinstance(arg.value, cst.Name)
+            and arg.value.value == "False"
+            for arg in node.args
+        )
+        return any(exact) if same_dtype else len(exact) == 2 and all(exact)
