@@ -83,9 +83,22 @@ def costs(
 def kind_of(
     expr: str, *, setup: str = "", params: str = "x: torch.Tensor, n, model", header: str = ""
 ) -> str:
-    """What the analysis takes ``expr`` for after ``setup``: tensor, bool, host, module or none."""
+    """What the analysis takes ``expr`` for after ``setup``.
+
+    tensor, bool, output (a model's output: read as a tensor, not iterated as
+    one), host (made on the host: iterated, not read as a tensor), copy (a copy
+    on the host: neither), module or none.
+    """
     setup_lines = textwrap.dedent(setup).strip("\n").splitlines() if setup.strip() else []
-    probe = [f"v = {expr}", "print(v)", "n[v]", "for _ in v:", "    pass", "print(v(n))"]
+    probe = [
+        f"v = {expr}",
+        "print(v)",
+        "n[v]",
+        "for _ in v:",
+        "    pass",
+        "print(v(n))",
+        "print(v.cuda())",
+    ]
     body = "\n".join([*setup_lines, *probe])
     start = len(setup_lines) + 1  # the line of `v = ...`
     found = {(line - start, code) for line, code, _ in costs(body, params=params, header=header)}
@@ -93,15 +106,19 @@ def kind_of(
     masked = (2, "RNK201") in found
     looped = (3, "RNK202") in found
     called = (5, "RNK201") in found
+    moved = (6, "RNK201") in found
     if masked:
         assert printed
         assert looped
         return "bool"
     if printed:
-        assert looped
-        return "tensor"
+        assert moved
+        return "tensor" if looped else "output"
     if looped:
+        assert moved
         return "host"
+    if moved:
+        return "copy"
     return "module" if called else "none"
 
 
@@ -238,7 +255,19 @@ def test_kind_of_an_expression_in_a_hot_function(expr: str, expected: str) -> No
         ("self.ce_loss(x, n)", "tensor"),
         ("contrastiveLoss(x, n)", "tensor"),
         ("myloss(x, n)", "none"),
+        ("x.cpu()", "copy"),
+        ("x.to('cpu')", "copy"),
+        ("x.to(device='cpu')", "copy"),
+        ("n.cpu().detach()", "copy"),
+        ("x.cpu().cuda()", "tensor"),
+        ("x.cpu().to(n)", "tensor"),
+        ("x.cpu().to(torch.float16)", "copy"),
+        ("x.cpu().to(dtype=torch.float16)", "copy"),
+        ("torch.mode(torch.tensor([1]))", "host"),
+        ("torch.mode(x)", "none"),
         ("model(x)", "tensor"),
+        ("model(x)[0]", "tensor"),
+        ("model(x).sum()", "tensor"),
         ("n[0](x)", "none"),
         ("(lambda t: t)(x)", "none"),
     ],
@@ -458,8 +487,8 @@ def test_a_torch_function_imported_by_name_is_followed_up_to_the_nesting_limit()
         ('x.to("""cpu""")', [("RNK201", 'x.to("""cpu""")')]),
         ("x.to(device='cpu')", [("RNK201", "x.to(device='cpu')")]),
         (
-            "x.to(non_blocking=True, device='cpu')",
-            [("RNK201", "x.to(non_blocking=True, device='cpu')")],
+            "x.to(copy=True, device='cpu')",
+            [("RNK201", "x.to(copy=True, device='cpu')")],
         ),
         ("x.to(torch.device('cpu'))", [("RNK201", "x.to(torch.device('cpu'))")]),
         ("x.to(device=torch.device('cpu'))", [("RNK201", "x.to(device=torch.device('cpu'))")]),

@@ -13,16 +13,45 @@ code, and the RNK2xx rules word them. What is a tensor comes from
   formatting (``print``, f-strings, ``%``, ``.format``);
 - Python loops over a tensor's elements;
 - tensor factories without ``device=`` (or float data without ``dtype=``).
+
+Not recorded:
+
+- code of a ``raise`` statement and the message of an ``assert``: they run
+  only when something already went wrong;
+- reads of a value on the host (a host factory's tensor, ``x.cpu()`` and what
+  is computed from it: ``x.cpu().detach().numpy()`` is one copy);
+- reads of a value a collective just filled (``dist.all_reduce(done,
+  op=ReduceOp.MAX)`` then ``if done.item():``): every rank reads it to take
+  the same decision, a sync the code needs. After a broadcast or a MAX/MIN
+  (bitwise) reduction every read is such a decision; after a sum only a test
+  is (``if found.item() > 0:``), while ``log(total.item())`` is still
+  reported.
 """
 
 from __future__ import annotations
 
+import re
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
+from ranklint.analysis.axes import identifier_words
 from ranklint.analysis.events import CostKind
-from ranklint.analysis.names import dotted_name
-from ranklint.analysis.tensors import HOST_FACTORIES, Kind, TensorTypes, short_text
+from ranklint.analysis.hot_markers import is_model_name
+from ranklint.analysis.names import last_name
+from ranklint.analysis.tensors import (
+    HOST_FACTORIES,
+    TENSOR_MEMBERS,
+    Kind,
+    TensorTypes,
+    converts_only,
+    is_host_copy,
+    short_text,
+)
 from ranklint.analysis.visitor import NodeVisitor
+
+if TYPE_CHECKING:
+    from ranklint.analysis.context import FileContext
 
 _COPY_METHODS = frozenset({"item", "tolist", "cpu", "numpy"})
 _DATA_DEPENDENT = frozenset({"torch.nonzero", "torch.masked_select", "torch.unique"})
@@ -30,6 +59,17 @@ _CONVERSIONS = frozenset({"float", "int", "bool", "complex"})
 _FORMATTERS = frozenset({"str", "repr", "format", "print"})
 # The host factories checked for `device=` (`from_numpy` has no `device=`).
 _FACTORIES = HOST_FACTORIES - {"from_numpy"}
+# Collectives that leave their first argument the same on every rank (the last
+# name of the callee: `dist.all_reduce`, a project's `comm.broadcast`).
+_SHARING = frozenset({"all_reduce", "allreduce", "broadcast"})
+# Callees that need their arguments' values on the host: `torch.split` and
+# all-to-all take split sizes as Python ints, a tokenizer decodes Python ids.
+_NEEDS_HOST_VALUES = re.compile(
+    r"(^|_)(split|splits|split_with_sizes|all_to_all\w*|decode|batch_decode|detokenize|"
+    r"ids_to_text|ids_to_tokens|convert_ids_to_tokens)$"
+)
+# Reduction operators whose result is a decision (a flag, a longest length).
+_DECISION_OPS = re.compile(r"\b(MAX|MIN|BAND|BOR|LAND|LOR)\b", re.IGNORECASE)
 
 
 class HostCostRecorder(NodeVisitor):
@@ -37,10 +77,30 @@ class HostCostRecorder(NodeVisitor):
 
     where = "analysis host-costs"
 
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self._raising = 0  # depth of `raise` statements being walked
+        # The message of the `assert` being walked.
+        self._assert_message: cst.BaseExpression | None = None
+        # Tests of the enclosing `if`/`while`/conditional expressions, innermost last.
+        self._tests: list[cst.BaseExpression] = []
+        # Per enclosing `if`: the tensor kinds before it.
+        self._before_if: list[dict[str, Kind]] = []
+        # Subscripts assigned a scalar (`x[mask] = 0`), arguments an API needs
+        # on the host (`x.split(sizes.tolist())`): ids of their nodes.
+        self._filled: set[int] = set()
+        self._needed: set[int] = set()
+        # The element of the comprehension each `for ... in` clause (by id) builds.
+        self._comprehension_uses: dict[int, cst.CSTNode] = {}
+
     def record(self, kind: CostKind, node: cst.CSTNode, missing: tuple[str, ...] = ()) -> None:
         ctx = self.ctx
         if ctx.import_time and not ctx.functions and ctx.loop_depth == 0:
             return  # module-level code outside loops runs once
+        if self._raising or (
+            self._assert_message is not None and _contains(self._assert_message, node)
+        ):
+            return  # runs only when something already failed
         ctx.facts.host_cost(
             kind,
             node,
@@ -60,10 +120,57 @@ class HostCostRecorder(NodeVisitor):
             return func.value
         return None
 
+    # -- error paths -------------------------------------------------------
+    def visit_Raise(self, node: cst.Raise) -> None:
+        self._raising += 1
+
+    def leave_Raise(self, node: cst.Raise) -> None:
+        self._raising -= 1
+
+    # -- collectives -------------------------------------------------------
+    def _note_collective(self, node: cst.Call) -> None:
+        """``dist.all_reduce(flag, op=MAX)``: ``flag`` now holds one value on every rank."""
+        name = last_name(node.func)
+        if name not in _SHARING or isinstance(node.func, cst.Call):
+            return
+        tensor = None
+        for arg in node.args:
+            if arg.keyword is None and not arg.star:
+                tensor = arg.value
+                break
+            if arg.keyword is not None and arg.keyword.value == "tensor":
+                tensor = arg.value
+                break
+        if tensor is None:
+            return
+        decision = name == "broadcast" or any(
+            arg.value is not tensor
+            and _DECISION_OPS.search(self.ctx.module.code_for_node(arg.value)) is not None
+            for arg in node.args
+        )
+        self.ctx.tensors.mark_shared(tensor, decision=decision)
+
+    def _necessary(
+        self, subject: cst.BaseExpression, node: cst.CSTNode, *, decides: bool = False
+    ) -> bool:
+        """A read of a value a collective just filled, where it decides something."""
+        shared = self.ctx.tensors.shared(subject)
+        if shared is None:
+            return False
+        return shared or decides or any(_contains(test, node) for test in self._tests[-4:])
+
     # -- syncs -------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
+        self._note_needed(node)
         self._sync_call(node)
         self._factory(node)
+        self._note_collective(node)
+
+    def _note_needed(self, node: cst.Call) -> None:
+        """Arguments the callee needs as host values: split sizes, token ids to decode."""
+        name = last_name(node.func)
+        if name is not None and _NEEDS_HOST_VALUES.search(name):
+            self._needed.update(id(arg.value) for arg in node.args)
 
     def _sync_call(self, node: cst.Call) -> None:
         func = node.func
@@ -71,9 +178,13 @@ class HostCostRecorder(NodeVisitor):
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if (
-                (method in _COPY_METHODS and not node.args)
-                or (method == "to" and _is_cpu_move(node))
-            ) and not (tensors.is_host(func.value) or _is_copy(func.value)):
+                ((method in _COPY_METHODS and not node.args) or is_host_copy(node))
+                and not _on_host(func.value, tensors)
+                and not self._necessary(func.value, node)
+                and id(node) not in self._needed
+                and not _moves_a_model(func.value)
+                and not _non_blocking(node)
+            ):
                 self.record(CostKind.COPY, node)
             elif method == "synchronize":
                 self.record(CostKind.SYNCHRONIZE, node)
@@ -91,7 +202,8 @@ class HostCostRecorder(NodeVisitor):
             return
         conversion = self._builtin_call(node, _CONVERSIONS)
         if conversion is not None and node.args and tensors.is_tensor(node.args[0].value):
-            self.record(CostKind.CONVERSION, node)
+            if not self._necessary(node.args[0].value, node, decides=conversion == "bool"):
+                self.record(CostKind.CONVERSION, node)
             return
         formatter = self._builtin_call(node, _FORMATTERS)
         if formatter is not None and any(
@@ -100,20 +212,45 @@ class HostCostRecorder(NodeVisitor):
             self.record(CostKind.FORMAT, node)
 
     def _truth(self, test: cst.BaseExpression) -> None:
-        if self.ctx.tensors.is_tensor(test):
+        if self.ctx.tensors.is_tensor(test) and not self._necessary(test, test, decides=True):
             self.record(CostKind.TRUTH_TEST, test)
 
     def visit_If(self, node: cst.If) -> None:
         self._truth(node.test)
+        self._tests.append(node.test)
+        tensors = self.ctx.tensors
+        self._before_if.append(tensors.snapshot())
+        narrowed = _not_a_tensor(node.test)
+        if narrowed is not None:
+            tensors.bind(narrowed, Kind.NONE)  # `if isinstance(logits, list):`
+
+    def leave_If(self, node: cst.If) -> None:
+        self._tests.pop()
+        before = self._before_if.pop()
+        if node.orelse is None and _ends_in_exit(node.body):
+            # The code after the `if` runs only where its body did not.
+            self.ctx.tensors.restore(before)
 
     def visit_While(self, node: cst.While) -> None:
         self._truth(node.test)
+        self._tests.append(node.test)
+
+    def leave_While(self, node: cst.While) -> None:
+        self._tests.pop()
 
     def visit_Assert(self, node: cst.Assert) -> None:
         self._truth(node.test)
+        self._assert_message = node.msg
+
+    def leave_Assert(self, node: cst.Assert) -> None:
+        self._assert_message = None
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._truth(node.test)
+        self._tests.append(node.test)
+
+    def leave_IfExp(self, node: cst.IfExp) -> None:
+        self._tests.pop()
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         for operand in (node.left, node.right):
@@ -139,7 +276,16 @@ class HostCostRecorder(NodeVisitor):
         if any(self.ctx.tensors.is_tensor(value) for value in values):
             self.record(CostKind.FORMAT, node)
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if _is_scalar_value(node.value, self.ctx.tensors):
+            # `x[mask] = 0` runs as `masked_fill_`: no output size to learn.
+            for target in node.targets:
+                if isinstance(target.target, cst.Subscript):
+                    self._filled.add(id(target.target))
+
     def visit_Subscript(self, node: cst.Subscript) -> None:
+        if id(node) in self._filled:
+            return
         tensors = self.ctx.tensors
         for element in node.slice:
             index = element.slice
@@ -148,10 +294,44 @@ class HostCostRecorder(NodeVisitor):
                 return
 
     # -- loops over tensors ------------------------------------------------
+    def _element_loop(
+        self, iterable: cst.BaseExpression, target: cst.BaseExpression, uses: cst.CSTNode | None
+    ) -> bool:
+        """Whether iterating ``iterable`` into ``target`` (used in ``uses``) is a tensor loop."""
+        tensors = self.ctx.tensors
+        if _is_schedule(iterable):
+            return False
+        name = target.value if isinstance(target, cst.Name) else None
+        if tensors.is_output(iterable):
+            # A model's output iterated as records (`[r[0] for r in reward_model(x)]`,
+            # `for out in llm.generate(...): out.text`) is a list, not a tensor.
+            return name is not None and uses is not None and not _used_as(uses, name, record=True)
+        if not tensors.is_iterated_tensor(iterable):
+            return False
+        # Host indices into Python data (`[data[i] for i in torch.randint(n, (k,))]`):
+        # no launch or sync per element.
+        return not (
+            tensors.is_host(iterable)
+            and name is not None
+            and uses is not None
+            and _used_as(uses, name, record=False)
+        )
+
+    def visit_ListComp(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp) -> None:
+        self._comprehension_uses[id(node.for_in)] = node.elt
+
+    visit_SetComp = visit_GeneratorExp = visit_ListComp
+
+    def visit_DictComp(self, node: cst.DictComp) -> None:
+        self._comprehension_uses[id(node.for_in)] = node
+
     def visit_For(self, node: cst.For) -> None:
         tensors = self.ctx.tensors
-        if tensors.is_any_tensor(node.iter):
-            self.record(CostKind.TENSOR_LOOP, node.iter)
+        if _is_schedule(node.iter):
+            return
+        if tensors.is_iterated_tensor(node.iter) or tensors.is_output(node.iter):
+            if self._element_loop(node.iter, node.target, node.body):
+                self.record(CostKind.TENSOR_LOOP, node.iter)
             return
         indexed = _range_over(node.iter, tensors)
         if (
@@ -162,7 +342,10 @@ class HostCostRecorder(NodeVisitor):
             self.record(CostKind.TENSOR_LOOP, node.iter)
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
-        if self.ctx.tensors.is_any_tensor(node.iter):
+        uses = self._comprehension_uses.pop(id(node), None)
+        if node.inner_for_in is not None and uses is not None:
+            self._comprehension_uses[id(node.inner_for_in)] = uses
+        if self._element_loop(node.iter, node.target, uses):
             self.record(CostKind.TENSOR_LOOP, node.iter)
 
     # -- factories ---------------------------------------------------------
@@ -193,33 +376,159 @@ class HostCostRecorder(NodeVisitor):
             self.record(CostKind.FACTORY, node, tuple(missing))
 
 
-def _is_copy(node: cst.BaseExpression) -> bool:
-    """``x.cpu()`` / ``x.to("cpu")``: what is called on its result is on the host already."""
-    return (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and (
-            (node.func.attr.value in _COPY_METHODS and not node.args)
-            or (node.func.attr.value == "to" and _is_cpu_move(node))
-        )
+def _on_host(node: cst.BaseExpression, tensors: TensorTypes) -> bool:
+    """Whether ``node`` is on the host already: a host tensor, or computed from a copy.
+
+    ``x.cpu().detach().numpy()``: the ``.numpy()`` reads the copy ``.cpu()``
+    made; ``x.cpu().cuda().item()`` moves it back first.
+    """
+    for _ in range(24):  # pragma: no mutate  (a bound on the chain)
+        if tensors.is_host(node):
+            return True
+        if isinstance(node, cst.Subscript) or (
+            isinstance(node, cst.Attribute) and node.attr.value in ("data", "T", "mT")
+        ):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            method = node.func.attr.value
+            if (method in _COPY_METHODS and not node.args) or is_host_copy(node):
+                return True
+            if method == "cuda" or (method == "to" and not converts_only(node)):
+                return False
+            node = node.func.value
+        else:
+            return False
+    return False
+
+
+# Types whose `isinstance` test says a value is not a tensor.
+_NOT_TENSOR_TYPES = frozenset(
+    {"list", "tuple", "dict", "int", "float", "bool", "str", "Sequence", "Mapping"}
+)
+
+
+def _not_a_tensor(test: cst.BaseExpression) -> cst.Name | None:
+    """``x`` in ``isinstance(x, list)`` / ``isinstance(x, (list, tuple))``."""
+    if not (
+        isinstance(test, cst.Call)
+        and isinstance(test.func, cst.Name)
+        and test.func.value == "isinstance"
+        and len(test.args) == 2
+        and isinstance(test.args[0].value, cst.Name)
+    ):
+        return None
+    types = test.args[1].value
+    elements = [e.value for e in types.elements] if isinstance(types, cst.Tuple) else [types]
+    if elements and all(last_name(e) in _NOT_TENSOR_TYPES for e in elements):
+        return test.args[0].value
+    return None
+
+
+def _ends_in_exit(body: cst.BaseSuite) -> bool:
+    """Whether a block always leaves by its last statement (``return``, ``raise``, ...)."""
+    last = body.body[-1] if body.body else None
+    statements = last.body if isinstance(last, cst.SimpleStatementLine) else body.body
+    exits = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+    return bool(statements) and isinstance(statements[-1], exits)
+
+
+# Words of a sampling schedule: `for t in time_steps:` runs one model step per element.
+_SCHEDULE_WORDS = frozenset({"timesteps", "timestep", "time", "times", "sigmas", "schedule"})
+
+
+def _is_schedule(node: cst.BaseExpression) -> bool:
+    """``time_steps``, ``scheduler.timesteps``, ``sigmas[1:]``: a diffusion sampler's schedule."""
+    for _ in range(8):  # pragma: no mutate  (a bound on the chain)
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            node = node.func.value
+        else:
+            break
+    name = last_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+    return name is not None and bool(
+        {word.lower() for word in identifier_words(name)} & _SCHEDULE_WORDS
     )
 
 
-def _is_cpu_move(node: cst.Call) -> bool:
-    """``x.to("cpu")``, ``x.to(device="cpu")``, ``x.to(torch.device("cpu"))``."""
-    for arg in node.args:
-        if arg.keyword is not None and arg.keyword.value != "device":
-            continue
-        value = arg.value
-        if isinstance(value, cst.Call) and dotted_name(value.func) in (
-            "torch.device",
-            "device",
+def _is_scalar_value(value: cst.BaseExpression, tensors: TensorTypes) -> bool:
+    """A number, or a name not known to be a tensor (``pad_id``, ``self.fill_value``)."""
+    while isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.Call):
+        # float("-inf")
+        return (
+            isinstance(value.func, cst.Name)
+            and value.func.value in ("float", "int")
+            and bool(value.args)
+            and isinstance(value.args[0].value, (cst.SimpleString, cst.Integer, cst.Float))
+        )
+    return isinstance(value, (cst.Name, cst.Attribute)) and tensors.kind(value) is Kind.NONE
+
+
+# Last words of a name that holds a module (besides models: see `is_model_name`).
+_MODULE_WORDS = ("module", "modules", "layer", "layers", "encoder", "decoder", "backbone")
+
+
+def _non_blocking(node: cst.Call) -> bool:
+    """``x.to("cpu", non_blocking=True)``: the host queues the copy and moves on."""
+    return any(
+        arg.keyword is not None
+        and arg.keyword.value == "non_blocking"
+        and isinstance(arg.value, cst.Name)
+        and arg.value.value == "True"
+        for arg in node.args
+    )
+
+
+def _moves_a_model(node: cst.BaseExpression) -> bool:
+    """``model.to("cpu")``, ``self.module.cpu()``: a model moved, not a value read."""
+    name = last_name(node) if not isinstance(node, cst.Call) else None
+    return name is not None and is_model_name(name, also=_MODULE_WORDS)
+
+
+def _used_as(tree: cst.CSTNode, name: str, *, record: bool) -> bool:
+    """Whether ``tree`` indexes something by ``name`` (``data[i]``) or, with ``record``,
+    reads ``name`` as a record (``name[0]``, ``name["k"]``, ``name.text``); within 2000 nodes."""
+    stack: list[cst.CSTNode] = [tree]
+    seen = 0
+    while stack and seen < 2000:
+        current = stack.pop()
+        seen += 1
+        if isinstance(current, cst.Subscript):
+            indices = [e.slice.value for e in current.slice if isinstance(e.slice, cst.Index)]
+            if record and _is_name(current.value, name) and len(current.slice) == 1:
+                if indices and isinstance(indices[0], (cst.Integer, cst.SimpleString)):
+                    return True
+            elif not record and any(_is_name(index, name) for index in indices):
+                return True
+        elif (
+            record
+            and isinstance(current, cst.Attribute)
+            and _is_name(current.value, name)
+            and current.attr.value not in TENSOR_MEMBERS
         ):
-            value = value.args[0].value if value.args else value
-        if isinstance(value, cst.SimpleString) and value.value.strip("'\"").startswith("cpu"):
             return True
-        if arg.keyword is None:
-            return False  # only the first positional argument can be the device
+        stack.extend(current.children)
+    return False
+
+
+def _is_name(node: cst.CSTNode, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is ``tree`` or inside it (searched within a budget of 500 nodes)."""
+    stack: list[cst.CSTNode] = [tree]
+    seen = 0
+    while stack and seen < 500:
+        current = stack.pop()
+        if current is node:
+            return True
+        seen += 1
+        stack.extend(current.children)
     return False
 
 
@@ -234,10 +543,12 @@ def _range_over(node: cst.BaseExpression, tensors: TensorTypes) -> str | None:
         return None
     bound = node.args[0].value
     subject: cst.BaseExpression | None = None  # pragma: no mutate  (any non-Name reads as None)
+    shaped = True  # `t.size(0)`, `t.shape[0]`: only a tensor has them
     if isinstance(bound, cst.Call):
         func = bound.func
         if isinstance(func, cst.Name) and func.value == "len" and bound.args:
             subject = bound.args[0].value
+            shaped = False
         elif isinstance(func, cst.Attribute) and func.attr.value == "size":
             subject = func.value
     elif (
@@ -246,7 +557,9 @@ def _range_over(node: cst.BaseExpression, tensors: TensorTypes) -> str | None:
         and bound.value.attr.value == "shape"
     ):
         subject = bound.value.value
-    if isinstance(subject, cst.Name) and tensors.is_any_tensor(subject):
+    if isinstance(subject, cst.Name) and (
+        tensors.has_shape(subject) if shaped else tensors.is_iterated_tensor(subject)
+    ):
         return subject.value
     return None
 

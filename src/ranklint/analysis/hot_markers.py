@@ -13,7 +13,11 @@ records the facts that decide it (the project phase,
   classes that look like ``nn.Module``), ``@torch.compile``, or a
   ``# ranklint: hot`` comment on the ``def`` line;
 - *periodic guards*: ``if step % log_every == 0:`` runs once every N steps, a
-  deliberate, amortised sync (not hot unless ``allow-periodic-sync = false``).
+  deliberate, amortised sync (not hot unless ``allow-periodic-sync = false``);
+  so do *once-only guards*, whose code runs on one step of a run or epoch:
+  ``if step == 1:``, ``if self.step - loaded_step == 1:``, ``if batch_idx ==
+  0:`` (a step counter compared for equality), first-step flags (``if
+  first_step:``, ``if self._first:``) and ``if not self._initialized:``.
 """
 
 from __future__ import annotations
@@ -45,6 +49,15 @@ DEFAULT_HOT_FUNCTIONS: tuple[str, ...] = (
 )
 
 HOT_COMMENT = re.compile(r"#\s*ranklint:\s*hot\b")
+# Methods a framework's loop calls once per step on a subclass of its `Trainer`
+# (Hugging Face `Trainer.compute_loss` / `prediction_step`): hot where the class
+# derives from a `...Trainer` (see hot_regions); `training_step` is a default name.
+TRAINER_HOOKS = frozenset({"compute_loss", "prediction_step"})
+TRAINER_HOOK = "trainer-hook"
+# Helpers of a module's forward (`_forward`, `forward_step`, `attn_forward`): hot
+# where the class looks like an `nn.Module`, as `forward` is.
+_FORWARD_HELPER = re.compile(r"^(_*forward_\w+|\w*_forward)$")
+FORWARD_HELPER = "forward-helper"
 _COMPILE_DECORATORS = frozenset({"torch.compile", "torch._dynamo.optimize"})
 
 # Receivers of `.step()` that make it an optimizer or scheduler step.
@@ -145,6 +158,11 @@ def hot_reason(
                 return None, False  # pragma: no mutate  (the flag is read only with a reason)
             return HotReason(HotKind.MODULE_FORWARD), True
         return HotReason(HotKind.NAMED), False
+    if class_name is not None:
+        if name in TRAINER_HOOKS:
+            return HotReason(HotKind.NAMED, TRAINER_HOOK), True
+        if _FORWARD_HELPER.match(name):
+            return HotReason(HotKind.MODULE_FORWARD, FORWARD_HELPER), True
     return None, False  # pragma: no mutate  (the flag is read only with a reason)
 
 
@@ -204,6 +222,12 @@ def _is_model_name(name: str) -> bool:
     return bool(words) and words[-1] in _MODEL_WORDS and not _NOT_A_FORWARD & set(words)
 
 
+def is_model_name(name: str, also: tuple[str, ...] = ()) -> bool:
+    """Whether ``name`` names a model (see ``_is_model_name``), or ends in a word of ``also``."""
+    words = identifier_words(name)
+    return _is_model_name(name) or bool(words and words[-1] in also)
+
+
 def is_model_call(func: cst.BaseExpression) -> bool:
     """A call that runs a model's forward (its output is a tensor or a model output)."""
     name = last_name(func) if not isinstance(func, cst.Call) else None
@@ -215,13 +239,16 @@ def is_model_call(func: cst.BaseExpression) -> bool:
     return _is_model_name(name)
 
 
-def periodic_arm(test: cst.BaseExpression) -> int:
-    """Which arm of a branch on ``test`` runs once every N steps.
+def periodic_arm(test: cst.BaseExpression, depth: int = 0) -> int:
+    """Which arm of a branch on ``test`` runs once every N steps, or once only.
 
     1: the code where the test holds (``step % N == 0``, ``(i + 1) % N == 0
-    and rank == 0``); -1: the code where it fails (``step % N != 0``, ``step %
-    N``); 0: neither.
+    and rank == 0``, ``step == 1``, ``first_step``, ``batch_idx == 0 or (batch_idx
+    + 1) % N == 0``); -1: the code where it fails (``step % N != 0``, ``step %
+    N``, ``self._initialized``); 0: neither.
     """
+    if depth > 16:
+        return 0
     negated = False
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         negated, test = not negated, test.expression
@@ -230,7 +257,11 @@ def periodic_arm(test: cst.BaseExpression) -> int:
         arm = 1
     elif isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         # `a and b` holds only where both hold: periodic if either operand is.
-        if periodic_arm(test.left) == 1 or periodic_arm(test.right) == 1:
+        if periodic_arm(test.left, depth + 1) == 1 or periodic_arm(test.right, depth + 1) == 1:
+            arm = 1
+    elif isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        # `a or b` holds where either holds: periodic if both operands are.
+        if periodic_arm(test.left, depth + 1) == 1 and periodic_arm(test.right, depth + 1) == 1:
             arm = 1
     elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         target = test.comparisons[0]
@@ -239,9 +270,105 @@ def periodic_arm(test: cst.BaseExpression) -> int:
                 arm = 1
             elif isinstance(target.operator, cst.NotEqual):
                 arm = -1
+        else:
+            arm = _once_only_comparison(test.left, target)
     elif _is_modulo(test):
         arm = -1
+    else:
+        arm = _once_only_flag(test)
     return -arm if negated else arm
+
+
+# Words of a step counter: `step`, `global_step`, `self.iteration`, `batch_idx`.
+_COUNTER_WORDS = frozenset({"step", "steps", "iter", "iters", "iteration", "iterations"})
+_BATCH_INDEX_WORDS = frozenset({"idx", "id", "index", "nb", "i", "no"})
+# Words of a count or a bound, not a counter (`num_steps`, `max_iters`), or of
+# a counter that restarts every step (`micro_step` under gradient accumulation).
+_NOT_A_COUNTER = frozenset(
+    {
+        "num",
+        "n",
+        "max",
+        "min",
+        "total",
+        "size",
+        "sizes",
+        "per",
+        "len",
+        "length",
+        "limit",
+        "warmup",
+        "last",
+        "final",
+        "end",
+        "micro",
+        "microstep",
+        "microbatch",
+        "accum",
+        "accumulation",
+        "accumulate",
+        "grad",
+        "gradient",
+        "inner",
+        "sub",
+        "chunk",
+        "layer",
+        "stage",
+        "gas",
+        "fn",
+        "func",
+        "function",
+    }
+)
+# A flag that holds on the first step only (`first_step`, `self._first`).
+_FIRST_FLAG_WORDS = frozenset(
+    {"first", "is", "step", "iter", "iteration", "call", "time", "run", "pass", "forward"}
+)
+# A flag that holds from the second step on (`self._initialized`).
+_DONE_FLAG_WORDS = frozenset({"initialized", "initialised", "inited", "warmed"})
+_CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def _words(name: str) -> set[str]:
+    return {word.lower() for part in identifier_words(name) for word in _CAMEL.findall(part)}
+
+
+def _is_step_counter(node: cst.BaseExpression) -> bool:
+    """``step``, ``self.global_step``, ``batch_idx``, ``self.step - loaded_step``."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+        return _is_step_counter(node.left)
+    if not isinstance(node, (cst.Name, cst.Attribute)):
+        return False
+    name = last_name(node)
+    words = _words(name) if name else set()
+    if words & _NOT_A_COUNTER:
+        return False
+    return bool(words & _COUNTER_WORDS) or ("batch" in words and bool(words & _BATCH_INDEX_WORDS))
+
+
+def _once_only_comparison(left: cst.BaseExpression, target: cst.ComparisonTarget) -> int:
+    """``step == 1`` holds on one step (1); ``step != 0`` on all but one (-1)."""
+    if not (_is_step_counter(left) or _is_step_counter(target.comparator)):
+        return 0
+    if isinstance(target.operator, cst.Equal):
+        return 1
+    if isinstance(target.operator, cst.NotEqual):
+        return -1
+    return 0
+
+
+def _once_only_flag(test: cst.BaseExpression) -> int:
+    """``first_step`` holds on the first step (1); ``self._initialized`` after it (-1)."""
+    if isinstance(test, cst.Comparison) or not isinstance(test, (cst.Name, cst.Attribute)):
+        return 0
+    name = last_name(test)
+    words = _words(name) if name else set()
+    # `is_first` alone may name a pipeline stage (`is_first = is_first_stage()`).
+    if "first" in words and words <= _FIRST_FLAG_WORDS and words != {"is", "first"}:
+        return 1
+    if words & _DONE_FLAG_WORDS and not words & {"not", "un", "uninitialized"}:
+        return -1
+    return 0
 
 
 # Words that name a periodic event in a condition: `if self.should_log(step):`,

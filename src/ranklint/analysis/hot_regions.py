@@ -43,11 +43,14 @@ from ranklint.analysis.events import (
     Opaque,
     Site,
 )
+from ranklint.analysis.hot_markers import TRAINER_HOOK
 
 # Chains longer than this are not followed (calls from hot code to hot code).
 _MAX_CHAIN = 8
 # Base classes whose subclasses' `forward` runs every step.
 _MODULE_BASE = re.compile(r"(Module|Model|Layer|Block|Function|Net|Network|Wrapper)$")
+# Base classes whose subclasses' step hooks a framework calls every step.
+_TRAINER_BASE = re.compile(r"Trainer$")
 
 
 @dataclass(frozen=True)
@@ -112,20 +115,27 @@ class HotRegions:
             return None
         if function.hot_if_module:
             class_qualname = function.qualname.rsplit(".", 1)[0]
-            if not self._module_like(module, class_qualname, 0):
+            bases = _TRAINER_BASE if function.hot.detail == TRAINER_HOOK else _MODULE_BASE
+            if not self._module_like(module, class_qualname, 0, bases):
                 return None
         return function.hot
 
-    def _module_like(self, module: ModuleSummary, class_qualname: str, depth: int) -> bool:
+    def _module_like(
+        self,
+        module: ModuleSummary,
+        class_qualname: str,
+        depth: int,
+        bases: re.Pattern[str] = _MODULE_BASE,
+    ) -> bool:
         if depth > 6:
             return False
         context = FunctionSummary(class_qualname, None, ())
         for base in module.classes.get(class_qualname, ()):
             last = re.split(r"[.:]", base)[-1]
-            if _MODULE_BASE.search(last):
+            if bases.search(last):
                 return True
             owner = self.index.class_of(base, module, context, depth + 1)
-            if owner is not None and self._module_like(owner[0], owner[1], depth + 1):
+            if owner is not None and self._module_like(owner[0], owner[1], depth + 1, bases):
                 return True
         return False
 

@@ -65,11 +65,43 @@ Reports, in hot code, operations that make the host wait for the accelerator:
 Hot code is the body of a step loop (a loop that calls `.backward()`, an
 optimizer's or scheduler's `.step()`, `zero_grad()`, or a model forward,
 directly or through project functions), a function named in `hot-functions`
-(`train_step`, `training_step`, `forward` of an `nn.Module`, ...), one compiled
-with `@torch.compile`, one marked `# ranklint: hot` on its `def` line, and every
-project function called from hot code, in any file: the message shows the call
-chain. Code under `if step % N == 0:` is not hot by default (a deliberate,
-amortised sync); set `allow-periodic-sync = false` to report it too.
+(`train_step`, `training_step`, `forward` of an `nn.Module`, ...), a forward
+helper of an `nn.Module` (`_forward`, `forward_*`, `*_forward`), the
+`compute_loss` / `prediction_step` of a `...Trainer` subclass (its framework
+calls them every step), one compiled with `@torch.compile`, one marked
+`# ranklint: hot` on its `def` line, and every project function called from
+hot code, in any file: the message shows the call chain.
+
+Code that does not run every step is not hot:
+
+- under `if step % N == 0:` (a deliberate, amortised sync);
+- once-only code: under `if step == 1:`, `if self.step - loaded_step == 1:`,
+  `if batch_idx == 0:` (a step counter compared for equality), a first-step
+  flag (`if first_step:`, `if self._first:`), `if not self._initialized:`,
+  and `or` of such tests (`if batch_idx == 0 or batch_idx % N == 0:`);
+- a `raise` statement and an `assert`'s message: they run only when
+  something already failed (the `assert`'s test itself runs every time).
+
+Set `allow-periodic-sync = false` to report periodic and once-only code too.
+
+Not reported, because the host needs the value or nothing waits:
+
+- reads of a tensor a collective just filled in place: after
+  `dist.broadcast(info, src)` or `dist.all_reduce(done, op=ReduceOp.MAX)`
+  (also MIN and the bitwise ops), every read (`if done.item():`,
+  `int(max_len.item())`); after a sum, only tests (`if found.item() > 0:`,
+  `bool(flag)`). Every rank takes the same decision; that sync is the point;
+- values already on the host: tensors made without `device=`
+  (`torch.tensor(values)`, `torch.from_numpy(a)`), torch functions of them,
+  and copies (`y = x.cpu()` then `y.item()`; `x.cpu().detach().numpy()` is
+  one copy, reported once at `.cpu()`);
+- `x[mask] = 0` with a number or a non-tensor name on the right: PyTorch runs
+  it as `masked_fill_`, with no output size to learn;
+- host values an API needs, passed straight to it: split sizes
+  (`x.split(sizes.tolist())`, `torch.split`, all-to-all) and token ids for a
+  tokenizer's `decode` / `ids_to_text`;
+- moving a model or module (`model.to("cpu")`): not a read of a value;
+- `x.to("cpu", non_blocking=True)`: the copy is queued and the host moves on.
 """
     why = """\
 An accelerator runs ahead of the Python host: kernels are queued and the host
@@ -84,9 +116,29 @@ the host.
 Implicit syncs are reported only on values known to be tensors (annotations,
 torch calls, tensor methods, model and loss outputs, `.loss`/`.logits`, and
 names assigned from those in the same function); unknown values are not
-reported. Calls through objects of unknown class (`self.trainer.log(...)`) are
-not followed. Exception handlers are not hot. A step loop is recognised by its
-markers; a loop that steps only through an opaque callable is not.
+reported. Inside `if isinstance(x, list):` (or another non-tensor type) `x` is
+not a tensor, and a branch that ends in `return`, `raise`, `continue` or
+`break` does not change what the code after it sees. Calls through objects of
+unknown class (`self.trainer.log(...)`) are not followed. Exception handlers
+are not hot. A step loop is recognised by its markers; a loop that steps only
+through an opaque callable is not.
+
+Once-only and periodic code are recognised by the names in the test (a step
+counter: `step`, `global_step`, `iteration`, `batch_idx`; not `micro_step`,
+`num_steps`, `max_iters`; a flag with `first` or `initialized` in its name),
+not by what the code does. A guard that every hot caller switches off by a
+literal argument (`if out_size is None:` where all hot callers pass
+`out_size`) is still reported: arguments are not followed into the callee's
+branches.
+
+A collective is recognised by the last name of its callee (`all_reduce`,
+`allreduce`, `broadcast`), filling its first argument in place, earlier in
+the same function; a value read after a broadcast or a MAX/MIN reduction is
+never reported, even where it is only logged. Host tensors are followed
+through names and `self.` attributes assigned in the same function
+(`self.it = self.it.cpu()`), not through attributes set in `__init__`.
+Tensors that stay on the host only because a process never moves them (a
+driver's batches) are not recognised.
 """
     valid = (
         """
@@ -132,6 +184,74 @@ markers; a loop that steps only through an opaque callable is not.
             for batch in loader:
                 preds.append(batch)
             return [p.item() for p in preds]
+        """,
+        # Once-only code, error paths and an `or` of once-only and periodic
+        # tests (pytorch-lightning examples/fabric/image_classifier/train_fabric.py,
+        # colossalai coati/quant/llama_gptq/quant.py, torchrec modules/mc_modules.py).
+        """
+        def train(model, loader, optimizer, loaded_step, log_every=100):
+            first_step = True
+            for batch_idx, batch in enumerate(loader):
+                loss = model(batch).mean()
+                assert loss.dim() == 0, f"expected a scalar loss, got {loss}"
+                loss.backward()
+                optimizer.step()
+                if batch_idx == 0 or (batch_idx + 1) % log_every == 0:
+                    print(f"loss {loss.item():.3f}")
+                if model.step - loaded_step == 1:
+                    print(f"first step after resuming: {loss.item():.3f}")
+                if first_step:
+                    print(f"first loss {loss.item():.3f}")
+                    first_step = False
+                if not model.initialized:
+                    model.scale = float(loss)
+                if optimizer.param_groups[0]["lr"] > 1.0:
+                    raise ValueError(f"lr too large at loss {loss.item()}")
+        """,
+        # Reading what a collective just filled: one decision on every rank
+        # (NeMo speechlm2/models/duplex_s2s_speech_decoder_model.py,
+        # nlp/modules/common/text_generation_utils.py, composer/utils/dist.py).
+        """
+        import torch
+        import torch.distributed as dist
+
+
+        def train(model, loader, optimizer):
+            for batch in loader:
+                length = torch.tensor([batch.shape[1]], device=batch.device)
+                dist.all_reduce(length, op=dist.ReduceOp.MAX)
+                longest = int(length.item())
+                loss = model(batch, longest).mean()
+                loss.backward()
+                optimizer.step()
+                stop = (loss > 10).int()
+                dist.all_reduce(stop)
+                if stop.item() > 0:
+                    break
+                info = torch.empty(2, device=batch.device)
+                dist.broadcast(info, src=0)
+                temperature = float(info[0].item())
+        """,
+        # Values on the host, scalar mask fills, sizes an API needs on the host,
+        # moving a model (NeMo asr/parts/utils/offline_clustering.py,
+        # vlm/llama4/model/base.py, colossalai shardformer/modeling/deepseek.py,
+        # speechlm/models/speech_to_text_llm_model.py,
+        # examples/nlp/language_modeling/mamba_change_num_partition.py).
+        """
+        import numpy as np
+        import torch
+
+
+        class Head(torch.nn.Module):
+            def forward(self, x: torch.Tensor, counts: torch.Tensor, votes, tokenizer):
+                mode = torch.mode(torch.tensor(votes))[0].item()
+                table = torch.from_numpy(np.ones(4))
+                first = table[0].item()
+                x[x < 0] = 0
+                parts = x.split(counts.tolist())
+                text = tokenizer.decode(counts.tolist())
+                self.encoder = self.encoder.to("cpu")
+                return parts, mode, first, text
         """,
     )
     invalid = (

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 
 from ranklint.analysis.callgraph import Hop
 from ranklint.analysis.events import CostKind, HostCost, HotKind, HotReason
+from ranklint.analysis.hot_markers import FORWARD_HELPER, TRAINER_HOOK
 from ranklint.analysis.hot_regions import HotRegion
 from ranklint.analysis.project import ProjectFacts
 from ranklint.rules.base import ProjectFinding
@@ -53,5 +54,9 @@ def _reason(reason: HotReason) -> str:
     if reason.kind is HotKind.COMPILED:
         return f"is compiled with `@{reason.detail}`"
     if reason.kind is HotKind.MODULE_FORWARD:
+        if reason.detail == FORWARD_HELPER:
+            return "is a forward helper of an `nn.Module`"
         return "is an `nn.Module`'s forward"
+    if reason.detail == TRAINER_HOOK:
+        return "is a step hook of a `Trainer` subclass (the framework calls it every step)"
     return "runs once per step (its name matches `hot-functions`)"

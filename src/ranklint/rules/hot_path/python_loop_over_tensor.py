@@ -32,7 +32,18 @@ host overhead; vectorised tensor operations do the same work in one launch.
     limits = """\
 Only tensors known as such (see RNK201) are reported; iterating `.tolist()` is
 reported by RNK201 as a copy. Loops over a tensor's first dimension that do not
-index the tensor by the loop variable are not reported.
+index the tensor by the loop variable are not reported. Not reported either:
+
+- a copy on the host (`for v in x.cpu():`): the copy is RNK201's finding;
+- a tensor made on the host whose elements index Python data
+  (`[data[i] for i in torch.randint(n, (k,))]`): no launch or sync per element;
+- a model's output read as records (`[r[0] for r in reward_model(x)]`,
+  `for out in llm.generate(...): out.text`): the model returned a list;
+- a sampling schedule (`for t in time_steps:`, `scheduler.timesteps`,
+  `sigmas`): each element runs a whole model step and cannot be vectorised.
+
+Whether a model's output is a tensor or a list is guessed from how the loop
+uses its elements.
 """
     valid = (
         """
@@ -51,6 +62,25 @@ index the tensor by the loop variable are not reported.
         def train_step(model, batch: torch.Tensor):
             out = model(batch)
             return out.sum(dim=1)
+        """,
+        # A host tensor indexing Python data, a model that returns a list, a
+        # sampling schedule, a value that is a list here (litgpt
+        # extensions/xla/finetune/adapter.py and litgpt/utils.py, colossalai
+        # coati/distributed/producer.py, NeMo audio/parts/submodules/diffusion.py).
+        """
+        import torch
+
+
+        def train_step(data, reward_model, sampler, state, logits: torch.Tensor):
+            ix = torch.randint(len(data), (8,))
+            batch = [data[i] for i in ix]
+            rewards = torch.tensor([r[0] for r in reward_model(batch)])
+            time_steps = torch.linspace(1.0, 0.0, 50, device=state.device)
+            for t in time_steps:
+                state = sampler(state, t)
+            if isinstance(logits, list):
+                return [chunk.sum() for chunk in logits]
+            return rewards, state
         """,
     )
     invalid = (
