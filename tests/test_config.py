@@ -24,12 +24,12 @@ RNK1_DEFAULT = ["RNK101", "RNK102", "RNK103", "RNK104", "RNK105", "RNK108"]
 RNK1_ALL = sorted([*RNK1_DEFAULT, "RNK106", "RNK107", "RNK109"])
 RNK2_DEFAULT = ["RNK201", "RNK202"]
 RNK2_ALL = [*RNK2_DEFAULT, "RNK203"]
-RNK3_DEFAULT = ["RNK301", "RNK302"]
+RNK3_DEFAULT = ["RNK301"]
 REST_DEFAULT = [
     "RNK401", "RNK402", "RNK501", "RNK502", "RNK503", "RNK504", "RNK505", "RNK507",
-    "RNK601", "RNK602", "RNK603", "RNK604",
+    "RNK602",
 ]  # fmt: skip
-REST_ALL = sorted([*REST_DEFAULT, "RNK506"])
+REST_ALL = sorted([*REST_DEFAULT, "RNK506", "RNK601", "RNK603", "RNK604"])
 
 
 def test_default_selection_is_every_default_enabled_rule() -> None:

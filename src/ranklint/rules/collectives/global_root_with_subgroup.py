@@ -45,6 +45,14 @@ create such groups outside the default group, where ranks map to themselves.
         import torch.distributed as dist
 
 
+        def share(t, dp_group):
+            dist.broadcast(t, group_src=0, group=dp_group)
+            dist.gather(t, None, group_dst=0, group=dp_group)
+        """,
+        """
+        import torch.distributed as dist
+
+
         def share(t, group):
             dist.broadcast(t, group_src=0, group=group)
             dist.broadcast(t, src=dist.get_global_rank(group, 0), group=group)

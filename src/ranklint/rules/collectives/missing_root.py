@@ -47,6 +47,21 @@ is not reported.
         import torch.distributed as dist
 
 
+        def share(t):
+            dist.broadcast(t, src=0)
+            dist.reduce(t, dst=0, op=dist.ReduceOp.SUM)
+
+
+        def share_dp(objs, out, dp_group):
+            # The same (global) root as before, now written out; on torch >= 2.6
+            # `group_src=0` / `group_dst=0` name the group's first rank instead.
+            dist.broadcast_object_list(objs, src=0, group=dp_group)
+            dist.gather_object(objs[0], out, dst=0, group=dp_group)
+        """,
+        """
+        import torch.distributed as dist
+
+
         def share(t, objs, group):
             dist.broadcast(t, src=0)
             dist.broadcast_object_list(objs, group_src=0, group=group)
@@ -68,11 +83,14 @@ is not reported.
         import torch.distributed as dist
 
 
-        def share(t, objs, out, dp_group):
+        def share(t):
             dist.broadcast(t)  # expect: RNK103
+            dist.reduce(t, op=dist.ReduceOp.SUM)  # expect: RNK103
+
+
+        def share_dp(objs, out, dp_group):
             dist.broadcast_object_list(objs, group=dp_group)  # expect: RNK103
             dist.gather_object(objs[0], out, group=dp_group)  # expect: RNK103
-            dist.reduce(t, op=dist.ReduceOp.SUM)  # expect: RNK103
         """,
         """
         from torch.distributed import distributed_c10d as c10d

@@ -39,8 +39,9 @@ the wrong ranks.
     limits = """\
 Same as RNK102 for reachability. Ranks arguments built from loop variables
 (`for i in range(n): new_group(range(i * tp, (i + 1) * tp))`) are the correct
-pattern and are not reported; nor is `new_group([dist.get_rank()])`, a
-one-rank group of the caller (a Megatron idiom). `init_process_group` (with
+pattern and are not reported; nor is `new_group([dist.get_rank()])` (or
+`[rank]`, `[global_rank]`), a one-rank group of the caller (a Megatron
+idiom). `init_process_group` (with
 the process's own `rank=` by design) is initialisation, not a subgroup.
 Creation under `if self.x is None:` is lazy — whichever call comes first
 creates it on every rank — and is not followed through calls.
@@ -72,6 +73,11 @@ creates it on every rank — and is not followed through calls.
             dist.init_process_group("nccl", rank=rank, world_size=8)
             # A one-rank group of the caller (Megatron's fallback when no group is given).
             return dist.new_group(ranks=[dist.get_rank()])
+
+
+        def solo_group(rank):
+            # The same, spelled with the rank (torchrec metrics/tests/test_metric_module.py).
+            return dist.new_group(ranks=[rank], backend="gloo")
         """,
         """
         import torch.distributed as dist
@@ -174,11 +180,16 @@ creates it on every rank — and is not followed through calls.
         return divergence_findings(project, group_creation=True)
 
 
+# Names that hold the caller's global rank itself (not a local or group rank).
+_GLOBAL_RANK_NAMES = frozenset({"rank", "global_rank", "my_rank", "world_rank"})
+
+
 def _is_self_group(node: cst.BaseExpression) -> bool:
-    """``[dist.get_rank()]``: a one-rank group of the caller, a known idiom (Megatron)."""
-    return (
-        isinstance(node, cst.List)
-        and len(node.elements) == 1
-        and isinstance(node.elements[0].value, cst.Call)
-        and (dotted_name(node.elements[0].value.func) or "").endswith("get_rank")
-    )
+    """``[dist.get_rank()]``, ``[rank]``: a one-rank group of the caller, a known idiom
+    (Megatron's fallback; torchrec's metric tests)."""
+    if not (isinstance(node, cst.List) and len(node.elements) == 1):
+        return False
+    member = node.elements[0].value
+    if isinstance(member, cst.Name):
+        return member.value in _GLOBAL_RANK_NAMES
+    return isinstance(member, cst.Call) and (dotted_name(member.func) or "").endswith("get_rank")

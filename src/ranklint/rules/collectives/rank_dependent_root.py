@@ -40,6 +40,16 @@ A project helper that returns the rank is not followed here.
         import torch.distributed as dist
 
 
+        def share(t, objs):
+            # One root that every rank names alike.
+            dist.broadcast(t, src=0)
+            dist.broadcast_object_list(objs, src=0)
+            dist.reduce(t, 0, op=dist.ReduceOp.SUM)
+        """,
+        """
+        import torch.distributed as dist
+
+
         def share(t, group):
             dist.broadcast(t, src=0)
             dist.broadcast(t, src=dist.get_global_rank(group, 0), group=group)
