@@ -4,6 +4,7 @@
     python bench/corpus.py lint [--cache DIR] [--rules default|all ...] [--out FILE]
                                 [--jobs N] [--project NAME ...]
     python bench/corpus.py compare BEFORE.jsonl AFTER.jsonl [--prefix RNK1]
+    python bench/corpus.py sample FINDINGS.jsonl [--prefix RNK2] [--per-code 30] [--seed 16]
 
 Unlike ``bench/ecosystem.py`` (published wheels), this corpus holds each
 project's whole repository at a pinned commit: tests, examples and scripts
@@ -32,12 +33,19 @@ occurred. Nothing downloaded is committed.
 ``compare`` reads two ``--out`` files (say, of the last release and of the
 checkout) and prints findings per code (``--prefix``, default ``RNK1``) before
 and after, then each finding that went away or appeared.
+
+``sample`` draws at most ``--per-code`` findings of each code (``--prefix``)
+from a ``--out`` file at random with a fixed ``--seed`` (all of them where
+there are fewer) and prints them as a Markdown review table (path, line,
+message, an empty verdict column), for hand review in
+``docs/ecosystem-review.md``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import shutil
 import subprocess
 import sys
@@ -362,15 +370,47 @@ def compare(before_path: Path, after_path: Path, prefix: str) -> str:
     return "\n".join(lines)
 
 
+def sample(path: Path, prefix: str, per_code: int, seed: int) -> str:
+    """At most ``per_code`` findings of each code, drawn with ``seed``, as a review table."""
+    by_code: dict[str, list[dict[str, object]]] = {}
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            record = json.loads(line)
+            if str(record["code"]).startswith(prefix):
+                by_code.setdefault(str(record["code"]), []).append(record)
+    out: list[str] = []
+    for code in sorted(by_code):
+        records = sorted(by_code[code], key=lambda r: (str(r["path"]), int(str(r["line"]))))
+        chosen = records
+        if len(records) > per_code:
+            chosen = sorted(
+                random.Random(f"{seed}:{code}").sample(records, per_code),
+                key=lambda r: (str(r["path"]), int(str(r["line"]))),
+            )
+        drawn = "all" if chosen is records else f"{per_code} drawn with seed {seed}"
+        out += [f"### {code}: {len(records)} findings, {drawn}", ""]
+        out += ["| # | finding | message | verdict |", "| ---: | --- | --- | --- |"]
+        for index, record in enumerate(chosen, 1):
+            message = str(record["message"]).replace("|", "\\|")
+            out.append(f"| {index} | `{record['path']}:{record['line']}` | {message} | |")
+        out.append("")
+    return "\n".join(out).rstrip()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("action", choices=("build", "lint", "compare"))
+    parser.add_argument("action", choices=("build", "lint", "compare", "sample"))
     parser.add_argument(
-        "files", nargs="*", type=Path, help="compare: BEFORE.jsonl AFTER.jsonl (from lint --out)"
+        "files",
+        nargs="*",
+        type=Path,
+        help="compare: BEFORE.jsonl AFTER.jsonl; sample: FINDINGS.jsonl (from lint --out)",
     )
     parser.add_argument(
-        "--prefix", default="RNK1", help="compare: codes starting with this (default RNK1)"
+        "--prefix", default="RNK1", help="compare, sample: codes starting with this (default RNK1)"
     )
+    parser.add_argument("--per-code", type=int, default=30, help="sample: most per code")
+    parser.add_argument("--seed", type=int, default=16, help="sample: random seed")
     parser.add_argument("--cache", type=Path, default=Path(".cache/corpus"))
     parser.add_argument("--project", action="append", choices=sorted(PROJECTS))
     parser.add_argument(
@@ -387,6 +427,11 @@ def main() -> int:
         if len(args.files) != 2:
             parser.error("compare needs BEFORE.jsonl AFTER.jsonl")
         print(compare(args.files[0], args.files[1], args.prefix))
+        return 0
+    if args.action == "sample":
+        if len(args.files) != 1:
+            parser.error("sample needs FINDINGS.jsonl")
+        print(sample(args.files[0], args.prefix, args.per_code, args.seed))
         return 0
     if args.action == "build":
         failures = build(names, args.cache, args.mirror_root)

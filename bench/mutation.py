@@ -71,6 +71,12 @@ _ANALYSIS_TESTS = (
     "tests/test_project_facts.py",
     "tests/test_rule_examples.py",
     "tests/test_fixtures.py",
+    "tests/test_default_precision.py",
+    "tests/test_file_kinds.py",
+    "tests/test_hot_path_precision.py",
+    "tests/test_imports_precision.py",
+    "tests/test_portability_precision.py",
+    "tests/test_testsuite_precision.py",
 )
 
 # group -> (modules to mutate, relative to src/ranklint; test files that exercise them)
@@ -80,7 +86,12 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "discovery": (("discovery.py",), ("tests/test_discovery.py",)),
     "config": (
         ("config.py", "options.py", "registry.py"),
-        ("tests/test_config.py", "tests/test_config_errors.py", "tests/test_docs.py"),
+        (
+            "tests/test_config.py",
+            "tests/test_config_errors.py",
+            "tests/test_docs.py",
+            "tests/test_file_kinds.py",
+        ),
     ),
     "cache": (("cache.py",), ("tests/test_cache.py",)),
     "source": (("source.py",), ("tests/test_engine.py", "tests/test_adversarial.py")),
@@ -95,6 +106,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (
             "tests/test_engine.py",
             "tests/test_engine_paths.py",
+            "tests/test_file_kinds.py",
             "tests/test_project.py",
             "tests/test_rule_examples.py",
             "tests/test_fixtures.py",
@@ -136,6 +148,15 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "analysis/mesh.py",
         ),
         _ANALYSIS_TESTS,
+    ),
+    "layout": (
+        ("analysis/layout.py",),
+        (
+            "tests/test_layout.py",
+            "tests/test_imports_precision.py",
+            "tests/test_cache.py",
+            "tests/test_api.py",
+        ),
     ),
     "rules": (("rules/*",), _ANALYSIS_TESTS),
 }

@@ -24,6 +24,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ecosystem import PROJECTS as ECOSYSTEM_PROJECTS
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 ECOSYSTEM = REPO / ".cache" / "ecosystem" / "src"
@@ -50,7 +52,7 @@ def main() -> int:
     if not args.skip_ecosystem:
         if not ECOSYSTEM.is_dir():
             raise SystemExit(f"{ECOSYSTEM} is missing: run bench/ecosystem.py first")
-        for project in sorted(p for p in ECOSYSTEM.iterdir() if p.is_dir()):
+        for project in sorted(p for p in ECOSYSTEM.iterdir() if p.name in ECOSYSTEM_PROJECTS):
             marker = project / "pyproject.toml"
             if not marker.exists():
                 marker.write_text("[tool.ranklint]\n")
