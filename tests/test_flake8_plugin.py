@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ranklint.api import LintResult
-from ranklint.faces.flake8_plugin import RanklintFlake8Plugin, _config
+from ranklint.faces.flake8_plugin import RanklintFlake8Plugin, _config_in
 from ranklint.findings import InternalError
 from tests.conftest import FIXTURES, run_subprocess, write
 
@@ -99,7 +99,7 @@ def test_plugin_yields_flake8_tuples_with_zero_based_columns_in_process(
 ) -> None:
     # In-process (the other tests run real flake8): what flake8 receives from the plugin.
     monkeypatch.chdir(tmp_path)
-    _config.cache_clear()
+    _config_in.cache_clear()
     source = (
         "import torch.distributed as dist\n\n\ndef f():\n    pass\n\n\n    \ndist.new_group()\n"
     )
@@ -119,7 +119,7 @@ def test_plugin_raises_on_an_internal_error_with_the_error_described(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    _config.cache_clear()
+    _config_in.cache_clear()
     broken = InternalError("m.py", "rule RNK101 (import-time-process-group)", "boom", "trace")
     monkeypatch.setattr(
         "ranklint.faces.flake8_plugin.lint_source",
@@ -143,7 +143,7 @@ def test_plugin_lints_under_the_file_name_flake8_gives_and_the_project_selection
 ) -> None:
     write(tmp_path / "pyproject.toml", '[tool.ranklint]\nselect = ["RNK6"]\n')
     monkeypatch.chdir(tmp_path)
-    _config.cache_clear()
+    _config_in.cache_clear()
     source = _UNMARKED_TEST + "from os import *\n"  # RNK301: not selected
 
     plugin = RanklintFlake8Plugin(ast.parse(source), filename, source.splitlines(keepends=True))
@@ -155,7 +155,7 @@ def test_plugin_raises_with_every_internal_error_joined(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    _config.cache_clear()
+    _config_in.cache_clear()
     errors = [
         InternalError("m.py", "rule RNK101", "one"),
         InternalError("m.py", "rule RNK301", "two"),
@@ -198,7 +198,7 @@ def test_plugin_stays_silent_on_mesh_dimensions_another_file_may_declare_but_kee
     # One file of a larger project: "zz_shard" and "zz_nowhere" may be declared elsewhere.
     write(tmp_path / "pyproject.toml", '[tool.ranklint]\nselect = ["RNK507"]\n')
     monkeypatch.chdir(tmp_path)
-    _config.cache_clear()
+    _config_in.cache_clear()
     lines = _MESH_USER.splitlines(keepends=True)
 
     plugin = RanklintFlake8Plugin(ast.parse(_MESH_USER), "model.py", lines)
@@ -222,3 +222,25 @@ def test_flake8_reports_no_mesh_dimension_the_project_declares_where_the_cli_rep
         ["pkg/model.py:10:37:", "RNK507"],
         ["pkg/model.py:5:12:", "RNK507"],
     ]
+
+
+def test_plugin_run_in_process_from_another_directory_uses_that_directorys_selection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An earlier in-process run elsewhere must not leak its [tool.ranklint] selection.
+    narrow, plain = tmp_path / "narrow", tmp_path / "plain"
+    write(narrow / "pyproject.toml", '[tool.ranklint]\nselect = ["RNK6"]\n')
+    plain.mkdir()
+    source = "import torch.distributed as dist\ndist.init_process_group('gloo')\n"
+    lines = source.splitlines(keepends=True)
+    monkeypatch.chdir(narrow)
+    narrow_codes = [
+        t.split()[0] for _, _, t, _ in RanklintFlake8Plugin(ast.parse(source), "m.py", lines).run()
+    ]
+    monkeypatch.chdir(plain)
+
+    plain_codes = [
+        t.split()[0] for _, _, t, _ in RanklintFlake8Plugin(ast.parse(source), "m.py", lines).run()
+    ]
+
+    assert (narrow_codes, plain_codes) == ([], ["RNK101"])

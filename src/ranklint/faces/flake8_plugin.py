@@ -5,17 +5,24 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 from ranklint import __version__
 from ranklint.api import lint_source
 from ranklint.config import Config, load_config
 
 
-@functools.cache
 def _config() -> Config:
     # Per-file ignores and excludes are flake8's business under flake8; the
     # rule selection from [tool.ranklint] still applies.
-    return load_config()
+    return _config_in(Path.cwd())
+
+
+@functools.cache
+def _config_in(cwd: Path) -> Config:
+    # One load per working directory: flake8 run in-process from another
+    # directory (an editor, a test) finds that directory's configuration.
+    return load_config(cwd=cwd)
 
 
 class RanklintFlake8Plugin:
