@@ -35,7 +35,7 @@ def _codes(source: str, path: str, config: Config) -> list[str]:
 
 @pytest.mark.parametrize("path", ["tests/test_train.py", "test_train.py", "pkg/conftest.py"])
 def test_host_sync_in_test_file_under_defaults_is_not_reported(path: str) -> None:
-    config = Config(root=Path.cwd())
+    config = Config(root=Path.cwd(), extend_select=("RNK201",))
 
     codes = _codes(STEP_LOOP_SYNC, path, config)
 
@@ -43,13 +43,15 @@ def test_host_sync_in_test_file_under_defaults_is_not_reported(path: str) -> Non
 
 
 def test_host_sync_in_library_file_under_defaults_is_reported() -> None:
-    codes = _codes(STEP_LOOP_SYNC, "pkg/train.py", Config(root=Path.cwd()))
+    codes = _codes(
+        STEP_LOOP_SYNC, "pkg/train.py", Config(root=Path.cwd(), extend_select=("RNK201",))
+    )
 
     assert codes == ["RNK201"]
 
 
 def test_host_sync_in_test_file_with_empty_test_ignores_is_reported() -> None:
-    config = Config(root=Path.cwd(), test_ignores=())
+    config = Config(root=Path.cwd(), extend_select=("RNK201",), test_ignores=())
 
     codes = _codes(STEP_LOOP_SYNC, "tests/test_train.py", config)
 
@@ -60,13 +62,13 @@ def test_host_sync_in_test_file_with_empty_test_ignores_is_reported() -> None:
     "path", ["bench/run.py", "pkg/benchmarks/speed.py", "bench_allreduce.py", "verify_loss.py"]
 )
 def test_host_sync_in_benchmark_file_under_defaults_is_not_reported(path: str) -> None:
-    codes = _codes(STEP_LOOP_SYNC, path, Config(root=Path.cwd()))
+    codes = _codes(STEP_LOOP_SYNC, path, Config(root=Path.cwd(), extend_select=("RNK201",)))
 
     assert codes == []
 
 
 def test_host_sync_in_benchmark_file_with_empty_benchmark_ignores_is_reported() -> None:
-    config = Config(root=Path.cwd(), benchmark_ignores=())
+    config = Config(root=Path.cwd(), extend_select=("RNK201",), benchmark_ignores=())
 
     codes = _codes(STEP_LOOP_SYNC, "bench/run.py", config)
 
@@ -74,7 +76,7 @@ def test_host_sync_in_benchmark_file_with_empty_benchmark_ignores_is_reported() 
 
 
 def test_benchmark_patterns_replaced_by_user_apply_only_to_given_patterns() -> None:
-    config = Config(root=Path.cwd(), benchmark_patterns=("perf/",))
+    config = Config(root=Path.cwd(), extend_select=("RNK201",), benchmark_patterns=("perf/",))
 
     in_perf = _codes(STEP_LOOP_SYNC, "perf/run.py", config)
     in_bench = _codes(STEP_LOOP_SYNC, "pkg/bench_old.py", config)
@@ -83,19 +85,21 @@ def test_benchmark_patterns_replaced_by_user_apply_only_to_given_patterns() -> N
 
 
 def test_endpoint_and_machine_path_in_test_file_under_defaults_are_not_reported() -> None:
-    codes = _codes(ENDPOINTS, "tests/test_launch.py", Config(root=Path.cwd()))
+    codes = _codes(
+        ENDPOINTS, "tests/test_launch.py", Config(root=Path.cwd(), extend_select=("RNK201",))
+    )
 
     assert codes == []
 
 
 def test_endpoint_and_machine_path_in_library_file_are_reported() -> None:
-    codes = _codes(ENDPOINTS, "pkg/launch.py", Config(root=Path.cwd()))
+    codes = _codes(ENDPOINTS, "pkg/launch.py", Config(root=Path.cwd(), extend_select=("RNK201",)))
 
     assert sorted(codes) == ["RNK501", "RNK503"]
 
 
 def test_test_ignores_naming_one_code_keeps_the_others_in_test_files() -> None:
-    config = Config(root=Path.cwd(), test_ignores=("RNK501",))
+    config = Config(root=Path.cwd(), extend_select=("RNK201",), test_ignores=("RNK501",))
 
     codes = _codes(ENDPOINTS, "tests/test_launch.py", config)
 
@@ -121,8 +125,10 @@ def test_cross_file_sync_placed_in_test_helper_is_not_reported(tmp_path: Path) -
         "        log(loss)\n"
     )
 
-    quiet = lint_paths([tmp_path], Config(root=tmp_path), jobs=1)
-    loud = lint_paths([tmp_path], Config(root=tmp_path, test_ignores=()), jobs=1)
+    quiet = lint_paths([tmp_path], Config(root=tmp_path, extend_select=("RNK201",)), jobs=1)
+    loud = lint_paths(
+        [tmp_path], Config(root=tmp_path, extend_select=("RNK201",), test_ignores=()), jobs=1
+    )
 
     assert [f.code for f in quiet.findings] == []
     assert [(Path(f.path).name, f.code) for f in loud.findings] == [("helpers.py", "RNK201")]

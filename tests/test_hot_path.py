@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,9 +12,30 @@ import pytest
 from ranklint import Config, lint_paths, lint_source
 from ranklint.config import ConfigError, config_from_table
 from ranklint.findings import Finding
-from tests.conftest import codes_by_line, findings_of, write
+from tests.conftest import codes_by_line as _codes_by_line
+from tests.conftest import findings_of, write
 
 HOT = ("RNK201", "RNK202", "RNK203")
+
+
+def _with_rnk201(config: Config) -> Config:
+    # RNK201 is opt-in; a configuration that keeps the default selection gets it on top.
+    if config.select is not None:
+        return config
+    return replace(config, extend_select=(*config.extend_select, "RNK201"))
+
+
+def codes_by_line(
+    source: str,
+    path: str = "snippet.py",
+    config: Config | None = None,
+    *,
+    select: tuple[str, ...] | None = None,
+    only: tuple[str, ...] | None = None,
+) -> list[tuple[int, str]]:
+    """``tests.conftest.codes_by_line`` with the opt-in RNK201 turned on."""
+    base = config if config is not None else Config(select=select)
+    return _codes_by_line(source, path, _with_rnk201(base), only=only)
 
 
 PERIODIC = """
@@ -327,7 +349,7 @@ def test_helper_in_another_module_called_from_the_training_loop_is_reported_with
 ) -> None:
     package = _package(tmp_path)
 
-    result = lint_paths([package], Config(), jobs=1, cache_dir=None)
+    result = lint_paths([package], _with_rnk201(Config()), jobs=1, cache_dir=None)
 
     (finding,) = _hot(result.findings)
     assert Path(finding.path).name == "metrics.py"
@@ -342,8 +364,8 @@ def test_chain_findings_are_identical_with_a_cold_and_a_warm_cache(tmp_path: Pat
     package = _package(tmp_path / "src")
     cache = tmp_path / "cache"
 
-    cold = lint_paths([package], Config(), jobs=1, cache_dir=cache)
-    warm = lint_paths([package], Config(), jobs=1, cache_dir=cache)
+    cold = lint_paths([package], _with_rnk201(Config()), jobs=1, cache_dir=cache)
+    warm = lint_paths([package], _with_rnk201(Config()), jobs=1, cache_dir=cache)
 
     assert _hot(cold.findings) == _hot(warm.findings)
     assert len(_hot(warm.findings)) == 1
@@ -355,7 +377,7 @@ def test_subset_run_still_sees_the_training_loop_that_makes_a_helper_hot(tmp_pat
 
     result = lint_paths(
         [package / "metrics.py"],
-        Config(root=tmp_path),
+        _with_rnk201(Config(root=tmp_path)),
         jobs=1,
         cache_dir=None,
         whole_project=True,
@@ -1037,7 +1059,7 @@ def test_forward_is_hot_when_its_module_base_is_re_exported_at_most_five_times(
 ) -> None:
     package = _reexported_module_base(tmp_path, hops)
 
-    result = lint_paths([package], Config(), jobs=1, cache_dir=None)
+    result = lint_paths([package], _with_rnk201(Config()), jobs=1, cache_dir=None)
 
     assert result.errors == []
     found = [(Path(f.path).name, f.line) for f in _hot(result.findings)]
