@@ -159,6 +159,22 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ),
     ),
     "rules": (("rules/*",), _ANALYSIS_TESTS),
+    # The rule modules the default-set precision work changed (a subset of "rules").
+    "conventions": (
+        ("rules/imports/*", "rules/portability/*", "rules/testsuite/*"),
+        (
+            "tests/test_engineering_rules.py",
+            "tests/test_rule_examples.py",
+            "tests/test_imports_precision.py",
+            "tests/test_portability_precision.py",
+            "tests/test_testsuite_precision.py",
+            "tests/test_file_kinds.py",
+            "tests/test_default_precision.py",
+            "tests/test_doc_examples.py",
+            "tests/test_mesh.py",
+            "tests/test_layout.py",
+        ),
+    ),
 }
 _ALWAYS_SKIPPED = (
     "src/ranklint/analysis/catalog.py",
