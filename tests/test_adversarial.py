@@ -122,7 +122,7 @@ def test_all_hostile_files_in_one_cli_run_do_not_stop_the_good_file(tmp_path: Pa
         (tmp_path / f"{case.name}.py").write_bytes(case.data)
     write(tmp_path / "zz_good.py", "import torch.distributed as dist\ndist.new_group()\n")
     (tmp_path / "pkg.py").mkdir()
-    write(tmp_path / "pkg.py" / "inner.py", "from os import *\n")
+    write(tmp_path / "pkg.py" / "inner.py", "from os import *; sep\n")
     (tmp_path / "link.py").symlink_to(tmp_path / "zz_good.py")
     (tmp_path / "loop").symlink_to(tmp_path, target_is_directory=True)
 
@@ -149,7 +149,7 @@ def test_all_hostile_files_in_one_cli_run_do_not_stop_the_good_file(tmp_path: Pa
 
 
 def test_symlinked_file_is_linted_under_its_own_name(tmp_path: Path) -> None:
-    target = write(tmp_path / "real.py", "from os import *\n")
+    target = write(tmp_path / "real.py", "from os import *; sep\n")
     link = tmp_path / "alias.py"
     link.symlink_to(target)
 

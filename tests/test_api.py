@@ -20,14 +20,15 @@ _LOCAL = (
 
 
 def test_lint_source_without_a_path_reports_at_string_with_the_default_rules() -> None:
-    result = lint_source("from os import *\n")
+    result = lint_source("from os import *; sep\n")
 
     assert [(f.path, f.line, f.code) for f in result.findings] == [("<string>", 1, "RNK301")]
     assert result.files_checked == 1
 
 
 def test_lint_source_of_bytes_decodes_them_per_their_coding_line() -> None:
-    source = "# -*- coding: latin-1 -*-\nname = 'caf\xe9'\nfrom os import *\n".encode("latin-1")
+    text = "# -*- coding: latin-1 -*-\nname = 'caf\xe9'\nfrom os import *; sep\n"
+    source = text.encode("latin-1")
 
     result = lint_source(source, Path("pkg/mod.py"))
 
@@ -43,7 +44,7 @@ def test_lint_source_runs_the_project_phase_on_the_one_file() -> None:
 
 
 def test_lint_source_with_a_config_uses_its_selection() -> None:
-    result = lint_source("from os import *\n", "a.py", Config(select=("RNK1",)))
+    result = lint_source("from os import *; sep\n", "a.py", Config(select=("RNK1",)))
 
     assert result.findings == []
 
@@ -53,7 +54,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     write(tmp_path / "pyproject.toml", "[tool.other]\n")
     write(tmp_path / "utils.py", _HELPER)
     write(tmp_path / "train.py", _CALLER)
-    write(tmp_path / "skipped" / "bad.py", "from os import *\n")
+    write(tmp_path / "skipped" / "bad.py", "from os import *; sep\n")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

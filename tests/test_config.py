@@ -13,7 +13,7 @@ from ranklint.config import config_from_table, declared_options, load_config
 from ranklint.rules import all_rules
 from tests.conftest import write
 
-BOTH = "from os import *\nimport torch.distributed as dist\ndist.init_process_group()\n"
+BOTH = "from os import *; sep\nimport torch.distributed as dist\ndist.init_process_group()\n"
 
 
 def enabled(config: Config) -> list[str]:
@@ -26,10 +26,9 @@ RNK2_DEFAULT = ["RNK202"]
 RNK2_ALL = ["RNK201", *RNK2_DEFAULT, "RNK203"]
 RNK3_DEFAULT = ["RNK301"]
 REST_DEFAULT = [
-    "RNK401", "RNK402", "RNK501", "RNK502", "RNK503", "RNK504", "RNK505", "RNK507",
-    "RNK602",
+    "RNK401", "RNK402", "RNK501", "RNK502", "RNK504", "RNK505", "RNK507", "RNK602",
 ]  # fmt: skip
-REST_ALL = sorted([*REST_DEFAULT, "RNK506", "RNK601", "RNK603", "RNK604"])
+REST_ALL = sorted([*REST_DEFAULT, "RNK503", "RNK506", "RNK601", "RNK603", "RNK604"])
 
 
 def test_default_selection_is_every_default_enabled_rule() -> None:

@@ -17,7 +17,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(FIXTURES, root / "fixtures")
     for index in range(16):
         body = "import torch.distributed as dist\n" + "x = 1\n" * index
-        body += "dist.new_group()\nfrom os import *\n" if index % 2 else "def f():\n    pass\n"
+        body += "dist.new_group()\nfrom os import *; sep\n" if index % 2 else "def f():\n    pass\n"
         write(root / f"pkg{index % 3}" / f"mod{index}.py", body)
     write(root / "broken.py", "def f(:\n")
     return root

@@ -206,8 +206,8 @@ def test_rule_crash_is_an_internal_error_and_other_rules_still_report(
 
 
 def test_findings_are_sorted_by_path_line_column_code(tmp_path: Path) -> None:
-    write(tmp_path / "b.py", "from os import *\n" + BAD_IMPORT)
-    write(tmp_path / "a.py", BAD_IMPORT + "from os import *\n")
+    write(tmp_path / "b.py", "from os import *; sep\n" + BAD_IMPORT)
+    write(tmp_path / "a.py", BAD_IMPORT + "from os import *; sep\n")
 
     result = lint_paths([tmp_path], jobs=1)
 
@@ -365,7 +365,7 @@ def test_recursion_limit_is_restored_after_linting() -> None:
     ids=["pep695-generics", "pep701-fstring"],
 )
 def test_syntax_newer_than_the_interpreter_is_linted_when_libcst_parses_it(source: str) -> None:
-    result = lint_source(source + "from os import *\n", "new.py")
+    result = lint_source(source + "from os import *; sep\n", "new.py")
 
     assert result.errors == []
     assert [f.code for f in result.findings] == ["RNK301"]

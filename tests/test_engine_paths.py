@@ -94,7 +94,7 @@ def test_trace_and_message_a_rule_reports_reach_the_finding(
 
     monkeypatch.setattr(WildcardImport, "visit_ImportFrom", report_with_trace)
 
-    result = lint_source("from os import *\n", "lib/star.py")
+    result = lint_source("from os import *; sep\n", "lib/star.py")
 
     assert [(f.code, f.message, f.trace) for f in result.findings] == [
         ("RNK301", "custom message", (step,))
@@ -263,7 +263,7 @@ def test_lint_file_cached_without_a_cache_lints_the_bytes_given_not_the_file(
 ) -> None:
     path = write(tmp_path / "mod.py", "x = 1\n")
 
-    result = Linter(Config()).lint_file_cached(str(path), None, b"from os import *\n")
+    result = Linter(Config()).lint_file_cached(str(path), None, b"from os import *; sep\n")
 
     assert [(f.path, f.code) for f in result.findings] == [(str(path), "RNK301")]
 
@@ -957,7 +957,7 @@ def test_rule_that_crashed_is_skipped_but_later_rules_on_the_same_node_type_stil
 
     monkeypatch.setattr(WildcardImport, "visit_ImportFrom", boom)
 
-    result = lint_source("from os import *\nfrom wandb import run\n", "lib/crash.py", HEAVY)
+    result = lint_source("from os import *; sep\nfrom wandb import run\n", "lib/crash.py", HEAVY)
 
     assert [(f.line, f.code) for f in result.findings] == [(2, "RNK302")]
     assert [(e.path, e.message) for e in result.errors] == [("lib/crash.py", "ValueError: kaboom")]
@@ -997,7 +997,7 @@ def test_findings_of_a_rule_that_crashes_later_in_the_file_are_dropped(
 
     monkeypatch.setattr(WildcardImport, "visit_ImportFrom", report_then_crash)
 
-    result = lint_source("from os import *\nfrom sys import *\n", "lib/crash.py")
+    result = lint_source("from os import *; sep\nfrom sys import *\n", "lib/crash.py")
 
     assert result.findings == []
     assert [(e.where, e.message) for e in result.errors] == [

@@ -35,7 +35,7 @@ def _codes(source: str, path: str, config: Config) -> list[str]:
 
 @pytest.mark.parametrize("path", ["tests/test_train.py", "test_train.py", "pkg/conftest.py"])
 def test_host_sync_in_test_file_under_defaults_is_not_reported(path: str) -> None:
-    config = Config(root=Path.cwd(), extend_select=("RNK201",))
+    config = Config(root=Path.cwd(), extend_select=("RNK201", "RNK503"))
 
     codes = _codes(STEP_LOOP_SYNC, path, config)
 
@@ -44,7 +44,7 @@ def test_host_sync_in_test_file_under_defaults_is_not_reported(path: str) -> Non
 
 def test_host_sync_in_library_file_under_defaults_is_reported() -> None:
     codes = _codes(
-        STEP_LOOP_SYNC, "pkg/train.py", Config(root=Path.cwd(), extend_select=("RNK201",))
+        STEP_LOOP_SYNC, "pkg/train.py", Config(root=Path.cwd(), extend_select=("RNK201", "RNK503"))
     )
 
     assert codes == ["RNK201"]
@@ -85,21 +85,23 @@ def test_benchmark_patterns_replaced_by_user_apply_only_to_given_patterns() -> N
 
 
 def test_endpoint_and_machine_path_in_test_file_under_defaults_are_not_reported() -> None:
-    codes = _codes(
-        ENDPOINTS, "tests/test_launch.py", Config(root=Path.cwd(), extend_select=("RNK201",))
-    )
+    config = Config(root=Path.cwd(), extend_select=("RNK201", "RNK503"))
+
+    codes = _codes(ENDPOINTS, "tests/test_launch.py", config)
 
     assert codes == []
 
 
 def test_endpoint_and_machine_path_in_library_file_are_reported() -> None:
-    codes = _codes(ENDPOINTS, "pkg/launch.py", Config(root=Path.cwd(), extend_select=("RNK201",)))
+    config = Config(root=Path.cwd(), extend_select=("RNK201", "RNK503"))
+
+    codes = _codes(ENDPOINTS, "pkg/launch.py", config)
 
     assert sorted(codes) == ["RNK501", "RNK503"]
 
 
 def test_test_ignores_naming_one_code_keeps_the_others_in_test_files() -> None:
-    config = Config(root=Path.cwd(), extend_select=("RNK201",), test_ignores=("RNK501",))
+    config = Config(root=Path.cwd(), extend_select=("RNK201", "RNK503"), test_ignores=("RNK501",))
 
     codes = _codes(ENDPOINTS, "tests/test_launch.py", config)
 

@@ -25,6 +25,7 @@ GROUP = dist.new_group(
 )  # noqa: RNK101
 MESH = dist.new_group([0])  # ranklint: ignore[RNK101]
 CAFÉ = 1 if True else dist.new_group([1])
+OP = ReduceOp
 """
 
 
@@ -82,7 +83,7 @@ def test_flake8_parallel_mode_prints_what_serial_mode_prints(tmp_path: Path) -> 
 
 def test_bad_ranklint_config_under_flake8_is_one_clear_error(tmp_path: Path) -> None:
     write(tmp_path / "pyproject.toml", "[tool.ranklint]\nselec = 1\n")
-    write(tmp_path / "a.py", "from os import *\n")
+    write(tmp_path / "a.py", "from os import *; sep\n")
 
     result = run_subprocess(
         sys.executable, "-m", "flake8", "--isolated", "--select", "RNK", "a.py", cwd=tmp_path
@@ -144,7 +145,7 @@ def test_plugin_lints_under_the_file_name_flake8_gives_and_the_project_selection
     write(tmp_path / "pyproject.toml", '[tool.ranklint]\nselect = ["RNK6"]\n')
     monkeypatch.chdir(tmp_path)
     _config_in.cache_clear()
-    source = _UNMARKED_TEST + "from os import *\n"  # RNK301: not selected
+    source = _UNMARKED_TEST + "from os import *; sep\n"  # RNK301: not selected
 
     plugin = RanklintFlake8Plugin(ast.parse(source), filename, source.splitlines(keepends=True))
 

@@ -34,7 +34,7 @@ def make_hostile_tree(root: Path, port: int) -> dict[str, Path]:
         f"import subprocess\nsubprocess.run(['touch', {str(markers['subprocess'])!r}])\n",
     )
     write(root / "pkg" / "__init__.py", f"open({str(markers['import'])!r}, 'w').close()\n")
-    write(root / "pkg" / "mod.py", "from . import *\nimport pkg\n")
+    write(root / "pkg" / "mod.py", "from . import *\nimport pkg\nsep\n")
     write(root / "conftest.py", "raise SystemExit('conftest ran')\n")
     # Enough files for the process pool to be used too.
     for index in range(10):

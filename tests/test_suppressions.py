@@ -75,7 +75,7 @@ def test_suppression_on_last_line_of_enclosing_statement_applies_to_nested_call(
 
 
 def test_skip_file_comment_hides_every_finding() -> None:
-    source = f"# ranklint: skip-file\n{IMPORT}from os import *\ndist.init_process_group()\n"
+    source = f"# ranklint: skip-file\n{IMPORT}from os import *; sep\ndist.init_process_group()\n"
 
     assert codes_by_line(source) == []
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable
-from pathlib import PurePath
 
 import libcst as cst
 
@@ -20,12 +19,14 @@ class WildcardImport(Rule):
     severity = Severity.WARNING
     summary = "`from module import *` hides which names a module uses"
     what = """\
-Reports `from module import *`. In a package's `__init__.py`, only where the
-module's own code reads a name it does not bind explicitly (a name that may
-come from the wildcard import): an `__init__.py` whose code reads only names it
-imports or defines itself (and builtins) just republishes its modules' names
-(`from .layers import *`), which PEP 8 names as the one defensible use, and
-hides nothing it uses. Other modules are reported whatever they read.
+Reports `from module import *` where the module's own code reads a name it
+does not bind explicitly (a name that may come from the wildcard import). A
+module whose code reads only names it imports or defines itself (and builtins)
+hides nothing it uses: a package `__init__.py` that republishes its modules'
+names (`from .layers import *`, which PEP 8 names as the one defensible use), a
+compatibility shim left where a module used to be, a test module that imports
+another suite's tests so that pytest collects them, or a script that imports a
+package only for the classes it registers.
 """
     why = """\
 A wildcard import makes it impossible to tell, by reading the file, where a
@@ -37,17 +38,13 @@ that reaches the code. It also defeats static analysis, ranklint's included:
 with two wildcard imports ranklint can no longer resolve bare names.
 """
     limits = """\
-In an `__init__.py`, scopes are not told apart: a name bound anywhere in the
-module (say, a local variable of one function) counts as bound everywhere in
-it, so a read of the same name elsewhere that really comes from the wildcard
-is missed; names read only through `globals()`, `eval` or string annotations
-are not seen. Outside `__init__.py`, a module that only republishes another
-(a compatibility shim left where a module used to be) is reported. Vendored
+Scopes are not told apart: a name bound anywhere in the module (say, a local
+variable of one function) counts as bound everywhere in it, so a read of the
+same name elsewhere that really comes from the wildcard is missed; names read
+only through `globals()`, `eval` or string annotations are not seen. Vendored
 third-party code is reported like the project's own: exclude it
 (`extend-exclude`) if the project does not maintain it.
 """
-    # Linted as a package's `__init__.py`: where re-exports are exempt.
-    example_path = "pkg/__init__.py"
     valid = (
         """
         from torch.distributed import all_reduce, init_process_group
@@ -78,6 +75,14 @@ third-party code is reported like the project's own: exclude it
 
             return torch.cuda.is_available() if cuda else True
         """,
+        """
+        # Imports another suite's tests so that pytest collects them; reads
+        # none of its names (litgpt tests/ext_thunder/test_thunder_networks.py).
+        from litgpt.constants import _THUNDER_AVAILABLE
+
+        if _THUNDER_AVAILABLE:
+            from thunder.tests.test_networks import *
+        """,
     )
     invalid = (
         """
@@ -104,7 +109,7 @@ third-party code is reported like the project's own: exclude it
         OPTIMIZER = FusedAdam
         """,
         """
-        # An `__init__.py` whose own code reads a name only the wildcard binds.
+        # A module whose own code reads a name only the wildcard binds.
         from torch.nn.modules.loss import *  # expect: RNK301
         from torch.nn.modules.loss import _Loss
 
@@ -117,13 +122,10 @@ third-party code is reported like the project's own: exclude it
 
     def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
         super().__init__(ctx, sink)
-        self._is_package_init = PurePath(ctx.path).name == "__init__.py"
         # Computed at the first wildcard import: most modules have none.
         self._reads_unbound: bool | None = None
 
     def _reexports_only(self) -> bool:
-        if not self._is_package_init:
-            return False
         if self._reads_unbound is None:
             self._reads_unbound = reads_unbound_name(self.ctx.module)
         return not self._reads_unbound
