@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import codecs
 import io
+import itertools
 import re
 import sys
 import tokenize
@@ -67,41 +68,34 @@ _LIBCST_POSITION = re.compile(r"^(?:parser|tokenizer) error: (?:error at (\d+):(
 
 
 def parse_source(text: str) -> cst.Module:
-    """Parse ``text`` with libcst, after a cheap check by CPython's own parser.
+    """Parse ``text`` with libcst; CPython's own parser checks it only where needed.
 
-    The check (``ast.parse``, or ``compile`` on Python 3.10) only builds a tree
-    or a code object that is discarded: nothing is executed. It costs about a
-    sixth of a libcst parse. Code past CPython's nesting limits is rejected
-    before libcst sees it. Other syntax errors still go to libcst, which knows
-    newer grammar than an older interpreter (PEP 695, PEP 701); if libcst fails
-    too, CPython's message and exact position are reported. Raises
-    :class:`SourceError` on failure.
+    CPython's parser (``ast.parse``, or ``compile`` on Python 3.10) builds a
+    tree or a code object that is discarded: nothing is executed. It runs:
+
+    - first, when a cheap scan (:func:`may_pass_nesting_limits`) finds nesting
+      or expression chains that may be past CPython's limits: such code cannot
+      run, and libcst's parser is slow (super-linear) on it, so it is rejected
+      before libcst sees it;
+    - after libcst fails, for the message: libcst knows newer grammar than an
+      older interpreter (PEP 695, PEP 701), but where both fail, CPython's
+      message and exact position are the better ones.
+
+    Raises :class:`SourceError` on failure.
     """
-    cpython_error: SyntaxError | None = None
-    try:
-        _cpython_check(text)
-    except SyntaxError as exc:
-        if any(limit in str(exc.msg) for limit in _NESTING_LIMIT_MESSAGES):
-            raise _syntax_error(exc) from None
-        cpython_error = exc
-    except (RecursionError, MemoryError):
-        raise SourceError(
-            "nesting too deep: Python's own parser gives up on this file", 1, 1
-        ) from None
-    except ValueError as exc:  # NUL bytes, on interpreters that raise ValueError for them
-        # 3.11.4 and later raise SyntaxError instead: unreachable (untestable) there.
-        raise SourceError(f"cannot parse: {exc}", 1, 1) from None  # pragma: no mutate
+    checked = may_pass_nesting_limits(text)
+    cpython_error = _cpython_error(text) if checked else None
     try:
         return cst.parse_module(text)
-    except cst.CSTValidationError as exc:
-        # libcst's tokenizer knows newer Unicode than its node validation
-        # (found by fuzzing: an identifier made of U+13460).
+    except (cst.CSTValidationError, cst.ParserSyntaxError) as exc:
+        if not checked:
+            cpython_error = _cpython_error(text)
         if cpython_error is not None:
             raise _syntax_error(cpython_error) from None
-        raise SourceError(f"syntax error: {exc}", 1, 1) from None
-    except cst.ParserSyntaxError as exc:
-        if cpython_error is not None:
-            raise _syntax_error(cpython_error) from None
+        if isinstance(exc, cst.CSTValidationError):
+            # libcst's tokenizer knows newer Unicode than its node validation
+            # (found by fuzzing: an identifier made of U+13460).
+            raise SourceError(f"syntax error: {exc}", 1, 1) from None
         match = _LIBCST_POSITION.match(exc.message)
         detail = exc.message[match.end() :] if match else exc.message
         if match and match.group(1):
@@ -109,6 +103,62 @@ def parse_source(text: str) -> cst.Module:
         else:
             line, col = exc.raw_line, exc.raw_column + 1
         raise SourceError(f"syntax error: {detail}", line, col) from None
+
+
+# Signs, cheap to find (``str`` methods and one regex, all in C: a few percent
+# of a parse), that code may be past CPython's nesting limits, which stop at
+# 200 nested brackets and at about 3,000 levels of any nested expression (a
+# chain of `+`, unary minus, attribute reads or calls): brackets nested 100
+# deep, a line of over 2,000 characters (a one-line chain that long), or 1,000
+# lines broken at an arithmetic or bitwise operator (a chain written over many
+# lines; `and`, `or` and comparisons make flat trees in CPython).
+_SCAN_DEPTH = 100
+_SCAN_LINE = 2000
+_SCAN_BREAKS = 1000
+_NOT_A_BRACKET = re.compile(r"[^()\[\]{}]+")
+_ONE_BRACKET_PAIR = str.maketrans("[]{}", "()()")
+_BREAK_AT_OPERATOR = re.compile(r"[-+*/%@&|^]\s*\\?\n|\n\s*[-+/%&|^]")
+
+
+def may_pass_nesting_limits(text: str) -> bool:
+    """``text`` may be nested past CPython's limits (never false when it is).
+
+    Brackets in strings and comments count too: they can only make the answer
+    yes, which costs one CPython parse.
+    """
+    if len(text) > _SCAN_LINE and max(map(len, text.splitlines())) > _SCAN_LINE:
+        return True
+    brackets = _NOT_A_BRACKET.sub("", text).translate(_ONE_BRACKET_PAIR)
+    for _ in range(_SCAN_DEPTH):
+        inner_removed = brackets.replace("()", "")
+        if len(inner_removed) == len(brackets):
+            break
+        brackets = inner_removed
+    else:
+        return True
+    breaks = _BREAK_AT_OPERATOR.finditer(text)
+    return sum(1 for _ in itertools.islice(breaks, _SCAN_BREAKS)) == _SCAN_BREAKS
+
+
+def _cpython_error(text: str) -> SyntaxError | None:
+    """CPython's syntax error for ``text``, if any; nesting past its limits raises.
+
+    Code past CPython's nesting limits cannot run: :class:`SourceError`.
+    """
+    try:
+        _cpython_check(text)
+    except SyntaxError as exc:
+        if any(limit in str(exc.msg) for limit in _NESTING_LIMIT_MESSAGES):
+            raise _syntax_error(exc) from None
+        return exc
+    except (RecursionError, MemoryError):
+        raise SourceError(
+            "nesting too deep: Python's own parser gives up on this file", 1, 1
+        ) from None
+    except ValueError as exc:  # NUL bytes, on interpreters that raise ValueError for them
+        # 3.11.4 and later raise SyntaxError instead: unreachable (untestable) there.
+        raise SourceError(f"cannot parse: {exc}", 1, 1) from None  # pragma: no mutate
+    return None
 
 
 def _cpython_check(text: str) -> None:
