@@ -6,8 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from ranklint.docs import _strip_markers, generate, main, render_index, render_rule
-from ranklint.rules import all_rules
+from ranklint.docs import (
+    _strip_markers,
+    example_report,
+    generate,
+    main,
+    render_index,
+    render_rule,
+)
+from ranklint.rules import Rule, all_rules
+from ranklint.testing import expected_findings
 from tests.conftest import REPO_ROOT
 
 
@@ -154,3 +162,15 @@ def test_docs_command_reads_the_folder_from_the_command_line(
     assert main() == 0
 
     assert (tmp_path / "out" / "rules" / "README.md").is_file()
+
+
+@pytest.mark.parametrize("rule", all_rules(), ids=lambda rule: rule.code)
+def test_rule_page_shows_what_ranklint_reports_for_its_example(rule: type[Rule]) -> None:
+    _, invalid = rule.examples()
+
+    report = example_report(rule, invalid[0])
+    page = render_rule(rule)
+
+    expected = [item for item in expected_findings(invalid[0]) if item[1] == rule.code]
+    assert [(int(line.split(":")[0]), line.split(" ")[1]) for line in report] == expected
+    assert "```text\n" + "\n".join(report) + "\n```" in page

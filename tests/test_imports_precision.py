@@ -5,7 +5,9 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from ranklint import Config, lint_paths
+import pytest
+
+from ranklint import Config, lint_paths, lint_source
 from tests.conftest import codes_by_line, write
 
 HEAVY = ("RNK302",)
@@ -338,3 +340,59 @@ def test_wildcard_in_a_module_whose_code_reads_an_unbound_name_is_reported() -> 
     """
 
     assert codes_by_line(source, "scripts/run.py", select=WILDCARD) == [(1, "RNK301")]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "print(x, end='')\nx = 1",  # `end=` is a keyword, not a read
+        "import numpy as np\nnp.zeros(1)",
+        "import os.path\nos.sep",
+        "from os import path as p\np.join('a')",
+        "class C:\n    pass\nC()",
+        "def f(a):\n    return a",
+        "x: int = 1\nx",
+        "counter += 1\ncounter",
+        "if (y := 2):\n    y",
+        "for i in range(3):\n    i",
+        "def f():\n    global g\n    return g",
+        "def outer():\n    v = 1\n    def inner():\n        nonlocal v\n        return v",
+        "match point:\n    case [first, *rest]:\n        first, rest\n    case _:\n        pass",
+        "a, b = 1, 2\na, b",
+        "[c, *d] = [1, 2]\nc, d",
+        "with open('f') as handle:\n    handle",
+        "[item for item in range(3)]",
+    ],
+)
+def test_wildcard_is_not_reported_when_every_name_read_is_bound_by_the_module(body: str) -> None:
+    source = f"from pkg.names import *\npoint = None\n{body}\n"
+
+    result = lint_source(source, "scripts/run.py", Config(select=WILDCARD))
+
+    assert result.errors == []
+    assert [f.code for f in result.findings] == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "undefined_name",
+        "obj.attr = 1",  # an attribute target reads `obj`
+        "table[key] = 1\nkey = 0",  # a subscript target reads `table`
+        "from os import path\nos.sep",  # `from os import path` does not bind `os`
+        "import numpy as np\nnumpy.zeros(1)",
+        "from os import path as p\npath.join('a')",
+    ],
+)
+def test_wildcard_is_reported_when_a_name_read_is_bound_only_by_it(body: str) -> None:
+    source = f"from pkg.names import *\n{body}\n"
+
+    result = lint_source(source, "scripts/run.py", Config(select=WILDCARD))
+
+    assert [(f.code, f.line) for f in result.findings] == [("RNK301", 1)]
+
+
+def test_relative_wildcard_of_a_submodule_binds_the_package_name_in_an_init() -> None:
+    source = "from .layers.linear import *\n__all__ = layers.__all__\n"
+
+    assert codes_by_line(source, "pkg/__init__.py", select=WILDCARD) == []

@@ -1,9 +1,11 @@
-"""Precision of the portability rules RNK501, RNK503 and RNK504 on real-code shapes (issue 16)."""
+"""The portability rules RNK501-RNK505 and RNK507 on real-code shapes (issue 16) and on the
+edges their mutants found (issue 20)."""
 
 from __future__ import annotations
 
 import pytest
 
+from ranklint import Config, lint_source
 from tests.conftest import codes_by_line
 
 # -- RNK503 machine-specific-path ---------------------------------------------------
@@ -249,3 +251,392 @@ def test_process_count_of_a_launcher_is_still_reported() -> None:
     )
 
     assert codes_by_line(source, "pkg/launch.py", select=("RNK504",)) == [(5, "RNK504")]
+
+
+# -- RNK505 debug-flag-left-on: anomaly mode without NaN checks ---------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        ("torch.autograd.set_detect_anomaly(True, check_nan=False)", []),
+        ("torch.autograd.set_detect_anomaly(True, False)", []),
+        ("torch.autograd.set_detect_anomaly(True, check_nan=True)", [(3, "RNK505")]),
+        ("torch.autograd.set_detect_anomaly(True, True)", [(3, "RNK505")]),
+        ("torch.autograd.set_detect_anomaly(mode=True, check_nan=flag)", [(3, "RNK505")]),
+        ("torch.autograd.detect_anomaly(False)", []),
+        ("torch.autograd.detect_anomaly(check_nan=False)", []),
+        ("torch.autograd.detect_anomaly(True)", [(3, "RNK505")]),
+        ("torch.autograd.detect_anomaly(other=False)", [(3, "RNK505")]),
+        ("torch.distributed.set_debug_level(False)", [(3, "RNK505")]),
+    ],
+)
+def test_anomaly_mode_is_reported_unless_its_nan_check_is_off(
+    call: str, expected: list[tuple[int, str]]
+) -> None:
+    source = f"import torch\n\n{call}\n"
+
+    assert codes_by_line(source, "pkg/train.py", select=("RNK505",)) == expected
+
+
+def test_debug_switch_under_a_condition_is_not_reported() -> None:
+    source = """
+    import os
+
+    import torch
+
+    if os.environ.get("DEBUG"):
+        torch.autograd.set_detect_anomaly(True)
+        os.environ["NCCL_DEBUG"] = "INFO"
+    torch.autograd.set_detect_anomaly(True)
+    """
+
+    assert codes_by_line(source, "pkg/train.py", select=("RNK505",)) == [(8, "RNK505")]
+
+
+def test_debug_variable_set_to_a_quiet_value_or_a_variable_is_handled_per_value() -> None:
+    source = """
+    import os
+
+    os.environ["NCCL_DEBUG"] = "WARN"
+    os.environ["TORCH_DISTRIBUTED_DEBUG"] = "DETAIL"
+    os.environ["NCCL_DEBUG"] = level
+    os.environ.update(NCCL_DEBUG="INFO", OTHER="x")
+    """
+
+    assert codes_by_line(source, "pkg/launch.py", select=("RNK505",)) == [
+        (4, "RNK505"),
+        (5, "RNK505"),
+        (6, "RNK505"),
+    ]
+
+
+# -- RNK501 hard-coded-endpoint: strings -----------------------------------------------
+
+
+def _rnk501(source: str, path: str = "pkg/net.py") -> list[tuple[int, str]]:
+    result = lint_source(source, path, Config(select=("RNK501",), test_ignores=()))
+    assert result.errors == []
+    return [(f.line, f.message) for f in result.findings]
+
+
+@pytest.mark.parametrize(
+    ("literal", "host"),
+    [
+        ('"10.0.0.5"', "10.0.0.5"),
+        ('"10.0.0.5:29500"', "10.0.0.5"),
+        ('"255.255.255.255"', "255.255.255.255"),
+        ('"8.8.8.9"', "8.8.8.9"),
+    ],
+)
+def test_ip_address_in_library_code_is_reported_with_its_host(literal: str, host: str) -> None:
+    found = _rnk501(f"ADDR = {literal}\n")
+
+    assert found == [
+        (
+            1,
+            f"the IP address `{host}` is written in code: it ties the job to one machine or "
+            "network; take it from the environment or the launch configuration",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "literal",
+    ['"256.1.1.1"', '"127.0.0.2"', '"0.0.0.0"', '"8.8.8.8"', '"1.1.1.1"', 'b"10.0.0.5"'],
+)
+def test_not_an_address_a_loopback_a_bind_address_or_a_route_probe_is_not_reported(
+    literal: str,
+) -> None:
+    assert _rnk501(f"ADDR = {literal}\n") == []
+
+
+@pytest.mark.parametrize(
+    ("length", "reported"),
+    [(60, True), (61, False)],
+)
+def test_tcp_endpoint_is_read_up_to_sixty_characters(length: int, reported: bool) -> None:
+    host = "h" * (length - len("tcp://:29500"))
+    endpoint = f"tcp://{host}:29500"
+
+    found = _rnk501(f'URL = "{endpoint}"\n')
+
+    assert len(endpoint) == length
+    assert [line for line, _ in found] == ([1] if reported else [])
+
+
+@pytest.mark.parametrize(
+    ("path", "host", "reported"),
+    [
+        ("pkg/net.py", "localhost", True),
+        ("pkg/net.py", "10.1.1.1", True),
+        ("tests/test_net.py", "localhost", False),
+        ("tests/test_net.py", "10.1.1.1", True),
+        ("scripts/launch.py", "127.0.0.1", False),
+        ("scripts/launch.py", "10.1.1.1", True),
+    ],
+)
+def test_tcp_loopback_endpoint_is_allowed_only_in_tests_and_scripts(
+    path: str, host: str, reported: bool
+) -> None:
+    found = _rnk501(f'URL = "tcp://{host}:23456"\n', path)
+
+    expected = (
+        f"`tcp://{host}:23456` hard-codes the rendezvous endpoint: it works on one machine "
+        'only; use `init_method="env://"` with `MASTER_ADDR`/`MASTER_PORT` from the launcher'
+    )
+    assert found == ([(1, expected)] if reported else [])
+
+
+@pytest.mark.parametrize(
+    ("path", "key", "value", "reported"),
+    [
+        ("pkg/launch.py", "MASTER_ADDR", '"10.0.0.1"', True),
+        ("pkg/launch.py", "MASTER_PORT", "29500", True),
+        ("pkg/launch.py", "MASTER_ADDR", "host", False),  # not a literal
+        ("pkg/launch.py", "OTHER_ADDR", '"10.0.0.1"', True),  # the string itself
+        ("scripts/launch.py", "MASTER_ADDR", '"localhost"', False),
+        ("scripts/launch.py", "MASTER_ADDR", '"10.0.0.1"', True),
+        ("scripts/launch.py", "MASTER_PORT", '"29500"', False),
+    ],
+)
+def test_endpoint_variable_set_to_a_literal_is_reported_outside_scripts(
+    path: str, key: str, value: str, reported: bool
+) -> None:
+    source = f"import os\n\n\ndef launch(host):\n    os.environ[{key!r}] = {value}\n"
+
+    found = _rnk501(source, path)
+
+    assert [line for line, _ in found] == ([5] if reported else [])
+
+
+def test_master_port_literal_message_names_the_port_and_the_address_names_the_address() -> None:
+    source = (
+        "import os\n\n\ndef launch():\n"
+        '    os.environ["MASTER_ADDR"] = "10.0.0.1"\n'
+        '    os.environ["MASTER_PORT"] = "29500"\n'
+        "    init_process_group(world_size=8)\n"
+    )
+
+    found = _rnk501(source)
+
+    assert [(line, message.split(" that ")[0]) for line, message in found] == [
+        (5, "`MASTER_ADDR` is set to a literal: the job rendezvouses at a fixed address"),
+        (6, "`MASTER_PORT` is set to a literal: the job rendezvouses at a fixed port"),
+    ]
+
+
+def test_fallback_endpoint_under_a_missing_variable_test_is_not_reported() -> None:
+    source = (
+        "import os\n\n\ndef launch():\n"
+        '    if "MASTER_ADDR" not in os.environ:\n'
+        '        os.environ["MASTER_ADDR"] = "10.0.0.1"\n'
+        '    if os.environ.get("OTHER") is None:\n'
+        '        os.environ["MASTER_PORT"] = "29500"\n'
+        '    os.environ.setdefault("MASTER_PORT", "29501")\n'
+    )
+
+    assert [line for line, _ in _rnk501(source)] == [8]
+
+
+# -- RNK502 hard-coded-credential --------------------------------------------------------
+
+
+def _rnk502(source: str) -> list[tuple[int, str]]:
+    result = lint_source(source, "pkg/hub.py", Config(select=("RNK502",)))
+    assert result.errors == []
+    return [(f.line, f.message) for f in result.findings]
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        'api_key = "a1b2c3d4"',
+        'api_key: str = "a1b2c3d4"',
+        'self.password = "a1b2c3d4"',
+        'client(Token="a1b2c3d4")',
+        'os.environ["HF_TOKEN"] = "a1b2c3d4"',
+        'os.environ.setdefault("HF_TOKEN", "a1b2c3d4")',
+    ],
+)
+def test_literal_secret_given_to_a_secret_name_is_reported_once(statement: str) -> None:
+    found = _rnk502(f"import os\n{statement}\n")
+
+    assert [line for line, _ in found] == [2]
+    assert found[0][1].endswith(
+        "is given a literal secret: it ships with every copy of this code and stays in "
+        "the history; read it from the environment or a secret store at run time"
+    )
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "api_key: str",
+        'api_key = "a1b2c3d"',  # shorter than 8
+        'api_key = "abcdefghij"',  # letters only: a word
+        'api_key = "GITHUB_TOKEN"',  # the name of a variable
+        'api_key = "your-key-here"',
+        'api_key = "a1b2 c3d4"',
+        'model_name = "a1b2c3d4"',
+        'client(model="a1b2c3d4")',
+        'os.environ["HF_HOME"] = "a1b2c3d4"',
+    ],
+)
+def test_placeholder_word_short_or_non_secret_name_is_not_reported(statement: str) -> None:
+    assert _rnk502(f"import os\n{statement}\n") == []
+
+
+@pytest.mark.parametrize(("length", "reported"), [(200, True), (201, False)])
+def test_token_is_looked_for_in_strings_up_to_two_hundred_characters(
+    length: int, reported: bool
+) -> None:
+    token = "hf_" + "A" * 34
+    text = token + " " * (length - len(token))
+
+    found = _rnk502(f"NOTE = {text!r}\n")
+
+    assert [line for line, _ in found] == ([1] if reported else [])
+
+
+def test_token_assigned_to_a_secret_name_is_reported_once_as_a_named_secret() -> None:
+    found = _rnk502('HF_TOKEN = "hf_' + "A" * 34 + '"\n')
+
+    assert len(found) == 1
+    assert found[0][1].startswith("`HF_TOKEN` is given a literal secret")
+
+
+# -- RNK504 hard-coded-topology --------------------------------------------------------
+
+
+def _rnk504(source: str) -> list[tuple[int, str]]:
+    result = lint_source(source, "pkg/launch.py", Config(select=("RNK504",)))
+    assert result.errors == []
+    return [(f.line, f.message.split(" writes the job's topology")[0]) for f in result.findings]
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        (
+            'dist.init_process_group("nccl", rank=0, world_size=8)',
+            ["`rank=0` in `init_process_group`", "`world_size=8` in `init_process_group`"],
+        ),
+        ('dist.init_process_group("fake", rank=0, world_size=8)', []),
+        ('dist.init_process_group("gloo", rank=0, world_size=1)', []),
+        (
+            'dist.init_process_group("gloo", world_size=2)',
+            ["`world_size=2` in `init_process_group`"],
+        ),
+        (
+            'dist.init_process_group("gloo", 2, rank=0, world_size=n)',
+            ["`rank=0` in `init_process_group`"],
+        ),
+        ("launch(nprocs=2)", ["`nprocs=2`"]),
+        ("launch(nprocs=1)", []),
+        ("launch(rank=3)", []),  # not init_process_group, not a topology keyword
+        ("launch(8)", []),
+        ("mp.Pool(processes=8, nprocs=8)", []),
+        ("ThreadPoolExecutor(num_processes=4)", []),
+        ('init_device_mesh("cuda", (2, 4))', ["a literal mesh shape"]),
+        ('init_device_mesh("cuda", mesh_shape=[2, 4])', ["a literal mesh shape"]),
+        ('init_device_mesh("cuda", (dp, 4))', []),
+        ('init_device_mesh("cuda", mesh_dim_names=("dp",))', []),
+        ('init_device_mesh("cuda")', []),
+        ('os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"', ["`CUDA_VISIBLE_DEVICES`"]),
+        ('os.environ["CUDA_VISIBLE_DEVICES"] = 3', ["`CUDA_VISIBLE_DEVICES`"]),
+        ('os.environ["CUDA_VISIBLE_DEVICES"] = ""', []),
+        ('os.environ["CUDA_VISIBLE_DEVICES"] = "-1"', []),
+        ('os.environ["CUDA_VISIBLE_DEVICES"] = devices', []),
+        ('os.environ.update(CUDA_VISIBLE_DEVICES="0", OTHER="1")', ["`CUDA_VISIBLE_DEVICES`"]),
+    ],
+)
+def test_topology_literal_is_reported_per_call_shape(call: str, expected: list[str]) -> None:
+    source = (
+        "import os\nimport multiprocessing as mp\nfrom concurrent.futures import "
+        "ThreadPoolExecutor\n\nimport torch.distributed as dist\n"
+        "from torch.distributed.device_mesh import init_device_mesh\n\n\n"
+        f"def main(n, dp, devices):\n    {call}\n"
+    )
+
+    found = _rnk504(source)
+
+    assert found == [(10, text) for text in expected]
+
+
+# -- RNK503: HTTP routes and container commands (string_rules helpers) --------------
+
+
+@pytest.mark.parametrize(
+    ("statement", "reported"),
+    [
+        ('requests.get("/data/items")', False),
+        ('requests.api.get("/data/items")', False),
+        ('httpx.post("/home/users")', False),
+        ('print("/data/items")', True),
+        ('subprocess.run(["docker", "exec", "box", "ls", "/data/x"])', False),
+        ('subprocess.run("docker exec box cat /data/x", shell=True)', False),
+        ('subprocess.run("/usr/bin/podman exec box cat /data/x", shell=True)', False),
+        ('subprocess.run(["ls", "/data/x"])', True),
+        ('subprocess.run("/data/x/run.sh")', True),
+        ('subprocess.run("   ", cwd="/data/x")', True),
+        ('subprocess.run([], cwd="/data/x")', True),
+        ('subprocess.run(args, cwd="/data/x")', True),
+        ('subprocess.run(cwd="/data/x")', True),
+        ('runner.exec("cat /data/x")', False),
+        ('os.exec("/data/x")', True),
+    ],
+)
+def test_machine_path_in_http_route_or_container_command_is_not_reported(
+    statement: str, reported: bool
+) -> None:
+    source = f"import os\nimport subprocess\n\nimport httpx\nimport requests\n\n{statement}\n"
+
+    result = lint_source(source, "pkg/run.py", Config(select=("RNK503",)))
+
+    assert result.errors == []
+    assert [f.line for f in result.findings] == ([7] if reported else [])
+
+
+def test_docstring_path_is_not_reported() -> None:
+    source = '"""Reads /data/items."""\n\n\ndef f():\n    """Writes /home/out."""\n'
+
+    result = lint_source(source, "pkg/run.py", Config(select=("RNK503",)))
+
+    assert result.findings == []
+
+
+# -- RNK507 mesh-dims-mismatch: shape against names ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "dimensions"),
+    [
+        ('init_device_mesh("cuda", (2, 4), mesh_dim_names=("dp",))', 2),
+        ('init_device_mesh("cuda", mesh_shape=(2, 4), mesh_dim_names=("dp",))', 2),
+        ('init_device_mesh("cuda", mesh_dim_names=("dp",), mesh_shape=[2, 4, 1])', 3),
+        ('init_device_mesh("cuda", (2, 4), mesh_dim_names=("dp", "tp"))', None),
+        ('init_device_mesh("cuda", (2, n), mesh_dim_names=("dp",))', None),
+        ('init_device_mesh("cuda", shape, mesh_dim_names=("dp",))', None),
+        ('init_device_mesh("cuda", mesh_dim_names=("dp",))', None),
+        ('init_device_mesh(device_type="cuda", mesh_dim_names=("dp",))', None),
+        ('init_device_mesh("cuda", (2, 4), mesh_dim_names=names)', None),
+        ('init_device_mesh("cuda", (2, 4), mesh_dim_names=("dp", name))', None),
+        ('DeviceMesh("cuda", [[0, 1], [2, 3]], mesh_dim_names=("dp",))', None),
+    ],
+)
+def test_mesh_shape_and_names_of_different_lengths_are_reported(
+    call: str, dimensions: int | None
+) -> None:
+    source = (
+        "from torch.distributed.device_mesh import DeviceMesh, init_device_mesh\n\n\n"
+        f"def build(n, shape, names, name):\n    return {call}\n"
+    )
+
+    result = lint_source(source, "pkg/mesh.py", Config(select=("RNK507",)))
+
+    expected = f"the mesh shape has {dimensions} dimensions but `mesh_dim_names` names 1"
+    assert result.errors == []
+    assert [(f.line, f.message.split(":")[0]) for f in result.findings] == (
+        [] if dimensions is None else [(5, expected)]
+    )

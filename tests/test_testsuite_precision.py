@@ -163,6 +163,39 @@ def test_skip_with_the_reason_only_in_a_comment_is_still_reported() -> None:
     assert _codes(source, "RNK602") == [(4, "RNK602")]
 
 
+def test_skip_given_its_reason_by_position_or_keyword_is_not_reported() -> None:
+    source = """
+    import pytest
+
+
+    @pytest.mark.skip("needs 8 GPUs")
+    def test_a():
+        pass
+
+
+    @pytest.mark.skip(reason="needs NCCL")
+    def test_b():
+        pass
+
+
+    @pytest.mark.skipif(True, reason="flaky on CPU")
+    def test_c():
+        pass
+
+
+    @pytest.mark.skip(strict=True)
+    def test_d():
+        pass
+
+
+    @pytest.mark.skipif(True, "no reason keyword")
+    def test_e():
+        pass
+    """
+
+    assert _codes(source, "RNK602") == [(19, "RNK602"), (24, "RNK602")]
+
+
 # -- RNK603 ----------------------------------------------------------------------------
 def test_runif_style_decorators_and_gpu_arguments_mark_a_test() -> None:
     source = """

@@ -14,7 +14,8 @@ import re
 import sys
 from pathlib import Path
 
-from ranklint.config import declared_options
+from ranklint.api import lint_source
+from ranklint.config import Config, declared_options
 from ranklint.options import options_table
 from ranklint.rules import Rule, all_rules
 
@@ -63,6 +64,12 @@ def render_rule(rule: type[Rule]) -> str:
         _strip_markers(invalid[0]).rstrip(),  # pragma: no mutate  (examples start unindented)
         "```",
         "",
+        "ranklint reports (line:column: code message):",
+        "",
+        "```text",
+        *example_report(rule, invalid[0]),
+        "```",
+        "",
         "## Use instead",
         "",
         "```python",
@@ -79,6 +86,12 @@ def render_rule(rule: type[Rule]) -> str:
         "",
     ]
     return "\n".join(parts)
+
+
+def example_report(rule: type[Rule], example: str) -> list[str]:
+    """What ranklint prints for ``example`` with only ``rule`` selected, one finding a line."""
+    result = lint_source(example, rule.example_path, Config(select=(rule.code,)))
+    return [f"{f.line}:{f.col}: {f.code} {f.message}" for f in result.findings]
 
 
 def _rule_options(rule: type[Rule]) -> str:

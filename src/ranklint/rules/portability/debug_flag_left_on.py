@@ -88,12 +88,7 @@ Values computed at run time are reported (`os.environ["NCCL_DEBUG"] = level`).
             return
         self._environment(node)
         name = self.ctx.names.resolve(node.func)
-        if any(
-            arg.keyword is not None
-            and arg.keyword.value == "check_nan"
-            and dotted_name(arg.value) == "False"
-            for arg in node.args
-        ):
+        if name in _ANOMALY_MODES and _check_nan_off(node, _ANOMALY_MODES[name]):
             return  # anomaly mode for stack traces only, not NaN checks
         if name == "torch.autograd.set_detect_anomaly":
             if node.args and dotted_name(node.args[0].value) == "False":
@@ -127,3 +122,20 @@ Values computed at run time are reported (`os.environ["NCCL_DEBUG"] = level`).
             f"{what} is turned on in code: a debugging switch that slows every job importing "
             f"this module; remove it and set it for one run from the shell",
         )
+
+
+# Anomaly-mode switches and the position of their `check_nan` argument.
+_ANOMALY_MODES = {
+    "torch.autograd.set_detect_anomaly": 1,
+    "torch.autograd.detect_anomaly": 0,
+    "torch.autograd.anomaly_mode.detect_anomaly": 0,
+}
+
+
+def _check_nan_off(call: cst.Call, position: int) -> bool:
+    """``check_nan=False``, by keyword or at its position: stack traces only."""
+    for index, arg in enumerate(call.args):
+        named = arg.keyword is not None and arg.keyword.value == "check_nan"
+        if named or (arg.keyword is None and index == position):
+            return dotted_name(arg.value) == "False"
+    return False

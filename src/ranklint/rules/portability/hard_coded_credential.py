@@ -111,15 +111,14 @@ placeholders.
     def visit_Call(self, node: cst.Call) -> None:
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value.lower() in _SECRET_KEYWORDS:
-                self._named(arg.keyword.value, arg.value, keyword=True)
+                self._named(arg.keyword.value, arg.value)
         for key, value, _ in environ_writes(node, self.ctx.names.resolve):
             if value is not None:
                 self._named(key, value)
 
-    def _named(self, name: str | None, value: cst.BaseExpression, *, keyword: bool = False) -> None:
-        if name is None or self.ctx.is_test:
-            return
-        if not keyword and not _SECRET_NAME.search(name):
+    def _named(self, name: str | None, value: cst.BaseExpression) -> None:
+        # Every name of `_SECRET_KEYWORDS` matches `_SECRET_NAME` too.
+        if name is None or self.ctx.is_test or not _SECRET_NAME.search(name):
             return
         literal = string_value(value)
         if literal is None or not _looks_secret(literal):
