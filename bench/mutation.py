@@ -95,7 +95,10 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ),
     ),
     "cache": (("cache.py",), ("tests/test_cache.py",)),
-    "source": (("source.py",), ("tests/test_engine.py", "tests/test_adversarial.py")),
+    "source": (
+        ("source.py",),
+        ("tests/test_engine.py", "tests/test_adversarial.py", "tests/test_source_scan.py"),
+    ),
     "engine": (
         (
             "engine/__init__.py",

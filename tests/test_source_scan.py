@@ -92,3 +92,24 @@ def test_indentation_past_the_limits_gets_cpythons_message() -> None:
 
     assert [f.code for f in result.findings] == ["RNK001"]
     assert "too many levels of indentation" in result.findings[0].message
+
+
+def test_code_that_only_cpython_rejects_is_linted_when_the_scan_sent_it_to_cpython_first() -> None:
+    # A comment line long enough for the scan; `except A, e:` is PEP 758 syntax,
+    # which libcst parses and CPython 3.11 rejects with a message that is no
+    # nesting limit: libcst's tree is used, as without the scan.
+    source = (
+        "# " + "x" * 2100 + "\n" + IMPORT + "try:\n    pass\nexcept Exception, e:\n    pass\n"
+        "dist.new_group()\n"
+    )
+
+    result = lint_source(source, "pkg/legacy.py")
+
+    assert may_pass_nesting_limits(source)
+    assert [(f.code, f.line) for f in result.findings] == [("RNK101", 7)]
+
+
+def test_undecodable_byte_after_a_leading_newline_is_reported_at_its_own_column() -> None:
+    result = lint_source(b"\n\xff = 1\n", "pkg/bad.py")
+
+    assert [(f.code, f.line, f.col) for f in result.findings] == [("RNK001", 2, 1)]

@@ -126,7 +126,7 @@ def may_pass_nesting_limits(text: str) -> bool:
     Brackets in strings and comments count too: they can only make the answer
     yes, which costs one CPython parse.
     """
-    if len(text) > _SCAN_LINE and max(map(len, text.splitlines())) > _SCAN_LINE:
+    if max(map(len, text.splitlines()), default=0) > _SCAN_LINE:
         return True
     brackets = _NOT_A_BRACKET.sub("", text).translate(_ONE_BRACKET_PAIR)
     for _ in range(_SCAN_DEPTH):
