@@ -187,3 +187,19 @@ def test_lint_paths_runs_the_files_with_the_jobs_asked_for(
     lint_paths(["train.py"], Config(), jobs=jobs)
 
     assert seen == [jobs]
+
+
+def test_partial_lint_keeps_cross_function_findings_that_the_one_file_decides() -> None:
+    source = (
+        "import torch.distributed as dist\n\n\n"
+        "def sync():\n    dist.barrier()\n\n\n"
+        "def train():\n    if dist.get_rank() == 0:\n        sync()\n"
+    )
+
+    partial = lint_source(source, "pkg/train.py", partial=True)
+    whole = lint_source(source, "pkg/train.py")
+
+    assert [(f.code, f.line) for f in partial.findings] == [("RNK102", 10)]
+    assert [(f.code, f.line, f.message) for f in partial.findings] == [
+        (f.code, f.line, f.message) for f in whole.findings
+    ]
