@@ -314,10 +314,17 @@ def test_debug_variable_set_to_a_quiet_value_or_a_variable_is_handled_per_value(
 # -- RNK501 hard-coded-endpoint: strings -----------------------------------------------
 
 
-def _rnk501(source: str, path: str = "pkg/net.py") -> list[tuple[int, str]]:
-    result = lint_source(source, path, Config(select=("RNK501",), test_ignores=()))
+def _messages(
+    source: str, code: str, path: str = "pkg/net.py", config: Config | None = None
+) -> list[tuple[int, str]]:
+    """(line, message) of each finding (``code`` alone by default); fails on internal errors."""
+    result = lint_source(source, path, config or Config(select=(code,)))
     assert result.errors == []
     return [(f.line, f.message) for f in result.findings]
+
+
+def _rnk501(source: str, path: str = "pkg/net.py") -> list[tuple[int, str]]:
+    return _messages(source, "RNK501", path, Config(select=("RNK501",), test_ignores=()))
 
 
 @pytest.mark.parametrize(
@@ -443,9 +450,7 @@ def test_fallback_endpoint_under_a_missing_variable_test_is_not_reported() -> No
 
 
 def _rnk502(source: str) -> list[tuple[int, str]]:
-    result = lint_source(source, "pkg/hub.py", Config(select=("RNK502",)))
-    assert result.errors == []
-    return [(f.line, f.message) for f in result.findings]
+    return _messages(source, "RNK502", "pkg/hub.py")
 
 
 @pytest.mark.parametrize(
@@ -510,9 +515,8 @@ def test_token_assigned_to_a_secret_name_is_reported_once_as_a_named_secret() ->
 
 
 def _rnk504(source: str) -> list[tuple[int, str]]:
-    result = lint_source(source, "pkg/launch.py", Config(select=("RNK504",)))
-    assert result.errors == []
-    return [(f.line, f.message.split(" writes the job's topology")[0]) for f in result.findings]
+    found = _messages(source, "RNK504", "pkg/launch.py")
+    return [(line, message.split(" writes the job's topology")[0]) for line, message in found]
 
 
 @pytest.mark.parametrize(
@@ -592,18 +596,15 @@ def test_machine_path_in_http_route_or_container_command_is_not_reported(
 ) -> None:
     source = f"import os\nimport subprocess\n\nimport httpx\nimport requests\n\n{statement}\n"
 
-    result = lint_source(source, "pkg/run.py", Config(select=("RNK503",)))
+    found = _messages(source, "RNK503", "pkg/run.py")
 
-    assert result.errors == []
-    assert [f.line for f in result.findings] == ([7] if reported else [])
+    assert [line for line, _ in found] == ([7] if reported else [])
 
 
 def test_docstring_path_is_not_reported() -> None:
     source = '"""Reads /data/items."""\n\n\ndef f():\n    """Writes /home/out."""\n'
 
-    result = lint_source(source, "pkg/run.py", Config(select=("RNK503",)))
-
-    assert result.findings == []
+    assert _messages(source, "RNK503", "pkg/run.py") == []
 
 
 # -- RNK507 mesh-dims-mismatch: shape against names ------------------------------------
@@ -633,10 +634,9 @@ def test_mesh_shape_and_names_of_different_lengths_are_reported(
         f"def build(n, shape, names, name):\n    return {call}\n"
     )
 
-    result = lint_source(source, "pkg/mesh.py", Config(select=("RNK507",)))
+    found = _messages(source, "RNK507", "pkg/mesh.py")
 
     expected = f"the mesh shape has {dimensions} dimensions but `mesh_dim_names` names 1"
-    assert result.errors == []
-    assert [(f.line, f.message.split(":")[0]) for f in result.findings] == (
+    assert [(line, message.split(":")[0]) for line, message in found] == (
         [] if dimensions is None else [(5, expected)]
     )

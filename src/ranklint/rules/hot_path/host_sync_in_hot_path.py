@@ -107,8 +107,9 @@ Not reported, because the host needs the value or nothing waits:
 Off by default (`extend-select = ["RNK201"]`): in a sample of its findings on
 the review corpus, 43% are syncs the code needs (a stop-token check in
 generation, `max_seqlen` for an attention kernel, output sizes, data-dependent
-routing), which a linter cannot tell from avoidable ones (40%). Turn it on for a training
-loop you are tuning, and mark the necessary syncs with `# noqa: RNK201`.
+routing), which a linter cannot tell from avoidable ones (40%). Turn it on
+for a training loop you are tuning, and mark the necessary syncs with
+`# noqa: RNK201`.
 """
     why = """\
 An accelerator runs ahead of the Python host: kernels are queued and the host

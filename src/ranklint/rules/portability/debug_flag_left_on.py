@@ -94,10 +94,7 @@ Values computed at run time are reported (`os.environ["NCCL_DEBUG"] = level`).
             if node.args and dotted_name(node.args[0].value) == "False":
                 return
             self._report(node, "anomaly detection (`set_detect_anomaly`)")
-        elif name in (
-            "torch.autograd.detect_anomaly",
-            "torch.autograd.anomaly_mode.detect_anomaly",
-        ):
+        elif name in _ANOMALY_MODES:  # the `detect_anomaly` context managers
             self._report(node, "anomaly detection (`detect_anomaly`)")
         elif name in (
             "torch.distributed.set_debug_level",
