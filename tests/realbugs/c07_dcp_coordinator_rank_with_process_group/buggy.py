@@ -18,7 +18,5 @@ class DistWrapper:
 
     def broadcast_object(self, obj):
         lst = [obj] if self.is_coordinator else [None]
-        dist.broadcast_object_list(
-            lst, src=self.coordinator_rank, group=self.group
-        )  # expect: RNK110
+        dist.broadcast_object_list(lst, src=self.coordinator_rank, group=self.group)  # expect: RNK110
         return lst[0]

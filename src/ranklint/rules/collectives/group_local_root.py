@@ -1,0 +1,214 @@
+"""RNK110 group-local-root."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from ranklint.analysis import catalog
+from ranklint.analysis.context import FileContext
+from ranklint.analysis.group_local import scan_scope
+from ranklint.findings import Severity
+from ranklint.rules.base import PendingFinding, Rule
+
+
+class GroupLocalRoot(Rule):
+    code = "RNK110"
+    name = "group-local-root"
+    severity = Severity.ERROR
+    summary = "A rank numbered within a group is passed where torch expects a global rank"
+    what = """\
+Reports the `src`/`dst` of a rooted collective on a group other than the
+default one when the value is a rank *within that group*:
+
+- derived from a group query: `dist.get_rank(group)`, `group.rank()`,
+  `dist.get_world_size(group)` (`for i in range(cp_size): broadcast(t, src=i,
+  group=cp_group)`), `mesh.get_local_rank()`, `get_coordinate()`, or a
+  `get_*_parallel_rank()` helper;
+- a name or literal the same function compares with such a query
+  (`if pg.rank() == rank:` ... `broadcast_object_list(objs, rank, group=pg)`;
+  `if dist.get_rank(group) == 0:` ... `src=0, group=group`). Attributes set in
+  one method (`self.coordinator_rank`) count in the others.
+
+Also reports a comparison of a stored group-local rank with a value the same
+function or class passes as a global root (`ctx.src != ctx.rank` where
+`ctx.rank = dist.get_rank(group)` and `dist.reduce(t, ctx.src, group=group)`).
+"""
+    why = """\
+`src` and `dst` are *global* ranks even when `group=` is given; torch maps
+them into the group. A rank numbered within the group agrees with the global
+one only for a group that starts at global rank 0 (the first tensor- or
+data-parallel group, a one-node test). On every other group the collective
+names a rank that is not a member ("rank is not part of group") or, worse, a
+different member: the wrong rank's data is broadcast, or gathered results
+land on a rank that discards them (pytorch#155680, torchrec#4601).
+
+Fix: since torch 2.6, `group_src=`/`group_dst=` take the rank within the
+group (`dist.broadcast(t, group_src=i, group=g)`); on older versions map it
+with `dist.get_global_rank(g, i)`. A comparison must compare ranks of the
+same numbering: keep `dist.get_rank()` (global) next to a global root.
+"""
+    limits = """\
+Only values visibly tied to a group query in the same function (or, for
+`self.`/`ctx.` attributes, the same class) are reported; a group-local rank
+passed in from a caller is not followed across calls. A literal root
+(`src=0, group=g`) is reported only when the function itself compares that
+literal with a rank of the same group; otherwise whether global rank 0
+belongs to `g` depends on the layout (RNK109, opt-in, reviews those). Ranks
+mapped back to global numbering (`dist.get_global_rank(g, i)`,
+`dist.get_process_group_ranks(g)[i]`) and products (`pp_rank * tp_size +
+tp_rank`, a global rank built from axis ranks) are not group-local.
+"""
+    valid = (
+        """
+        import torch.distributed as dist
+
+
+        def invoke_on_rank_and_broadcast(pg, rank, func):
+            out = [func() if pg.rank() == rank else None]
+            dist.broadcast_object_list(out, group=pg, group_src=rank)
+            return out[0]
+
+
+        def chain(state, cp_group):
+            cp_size = dist.get_world_size(cp_group)
+            for i in range(cp_size):
+                dist.broadcast(state, src=dist.get_global_rank(cp_group, i), group=cp_group)
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def share(keys, group):
+            # The leader is chosen within the group and named by its global rank.
+            if dist.get_rank(group) == 0:
+                keys[0] = "leader"
+            leader = dist.get_process_group_ranks(group)[0]
+            dist.broadcast_object_list(keys, src=leader, group=group)
+
+
+        def everyone(t, rank):
+            # No group: `src` is global and so is the rank it is compared with.
+            if dist.get_rank() == rank:
+                t.fill_(1)
+            dist.broadcast(t, src=rank)
+        """,
+        """
+        import torch.distributed as dist
+
+
+        class Wrapper:
+            def __init__(self, group, coordinator_rank=0):
+                self.group = group
+                self.coordinator = dist.get_global_rank(group, coordinator_rank)
+                self.rank = dist.get_rank()
+
+            def broadcast(self, obj):
+                lst = [obj] if self.rank == self.coordinator else [None]
+                dist.broadcast_object_list(lst, src=self.coordinator, group=self.group)
+                return lst[0]
+        """,
+    )
+    invalid = (
+        """
+        import torch.distributed as dist
+
+
+        def invoke_on_rank_and_broadcast(pg, rank, func):
+            # https://github.com/meta-pytorch/torchrec/pull/4601
+            out = [func() if pg.rank() == rank else None]
+            dist.broadcast_object_list(out, rank, group=pg)  # expect: RNK110
+            return out[0]
+
+
+        def chain(state, cp_group):
+            # https://github.com/OpenPipe/ART/issues/919
+            cp_size = dist.get_world_size(cp_group)
+            for i in range(cp_size):
+                dist.broadcast(state, src=i, group=cp_group)  # expect: RNK110
+
+
+        def share(keys, group):
+            # https://github.com/pytorch/pytorch/issues/155680
+            if dist.get_rank(group) == 0:
+                keys[0] = "leader"
+            dist.broadcast_object_list(keys, src=0, group=group)  # expect: RNK110
+        """,
+        """
+        import torch
+        import torch.distributed as dist
+
+
+        class _Broadcast(torch.autograd.Function):
+            # https://github.com/pytorch/pytorch/issues/130515
+            @staticmethod
+            def forward(ctx, src, group, tensor):
+                ctx.src, ctx.group = src, group
+                ctx.rank = dist.get_rank(group=group)
+                dist.broadcast(tensor, src, group=group)
+                return tensor
+
+            @staticmethod
+            def backward(ctx, grad):
+                dist.reduce(grad, ctx.src, group=ctx.group)
+                if ctx.src != ctx.rank:  # expect: RNK110
+                    grad.zero_()
+                return None, None, grad
+        """,
+    )
+
+    def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
+        super().__init__(ctx, sink)
+        self._messages: dict[int, tuple[cst.CSTNode, str]] = {}
+        self._read: set[int] = set()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._scan(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if id(node) not in self._read:
+            self._scan(node)
+
+    def _scan(self, node: cst.FunctionDef | cst.ClassDef) -> None:
+        resolve = self.ctx.resolve
+        # By qualified name, not through `ctx.calls`: that classifier caches its
+        # answer, and depends on where the walk is (inside `state_dict_type`).
+        found, read = scan_scope(node, resolve, lambda call: catalog.lookup(resolve(call.func)))
+        self._read.update(id(function) for function in read)
+        for root in found.roots:
+            local = root.local
+            self._messages[id(root.value)] = (
+                root.value,
+                f"`{root.keyword}={_short(root.value)}` of `{root.call}` is a rank within "
+                f"`{root.group}` ({local.how} `{local.source}`), but `{root.keyword}` is a global "
+                f"rank: it names the wrong rank, or none, on every group that does not start "
+                f"at global rank 0; pass `group_{root.keyword}=` (torch >= 2.6) or "
+                f"`dist.get_global_rank({root.group}, ...)`",
+            )
+        for mixed in found.comparisons:
+            self._messages[id(mixed.node)] = (
+                mixed.node,
+                f"compares `{mixed.root_side}`, a global root (`{mixed.call}` takes it as "
+                f"`src`/`dst`), with `{mixed.local_side}`, a rank within a group (from "
+                f"`{mixed.local.source}`): the two are numbered differently, so the test is "
+                f"wrong on every group that does not start at global rank 0; compare with "
+                f"`dist.get_rank()` or map one side with `dist.get_global_rank`",
+            )
+
+    def on_visit(self, node: cst.CSTNode) -> None:
+        pending = self._messages.pop(id(node), None)
+        if pending is not None:
+            self.report(pending[0], pending[1])
+
+    def visit_Call(self, node: cst.Call) -> None:
+        for arg in node.args:
+            self.on_visit(arg.value)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self.on_visit(node)
+
+
+def _short(node: cst.BaseExpression) -> str:
+    text = cst.Module([]).code_for_node(node)
+    return text if len(text) <= 40 else text[:37] + "..."
