@@ -1,0 +1,235 @@
+"""RNK111 import-time-distributed-state."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from ranklint.analysis.context import FileContext
+from ranklint.analysis.dist_state import (
+    fallback_helpers,
+    initialises,
+    runs_as_script,
+    state_helpers,
+    state_read,
+    walk_code,
+)
+from ranklint.findings import Severity
+from ranklint.rules.base import PendingFinding, Rule
+
+
+class ImportTimeDistributedState(Rule):
+    code = "RNK111"
+    name = "import-time-distributed-state"
+    severity = Severity.WARNING
+    summary = "The rank or world size is read once, before the run has one"
+    what = """\
+Reports two ways of reading distributed state too early:
+
+- a module-level (or class-level) assignment in an importable module that
+  stores the rank, the world size or whether a group exists: from
+  `os.environ["RANK"]` / `LOCAL_RANK` / `WORLD_SIZE` (also `.get`, `getenv`,
+  `"WORLD_SIZE" in os.environ`), from `dist.get_rank()`,
+  `dist.get_world_size()`, `dist.is_initialized()`, or from a function of the
+  same module that reads them (`rank_zero_only.rank = _get_rank()`);
+- a call, before `init_process_group()` in the same function, of a helper of
+  the same module that falls back to a default rank when no group exists
+  (`dist.get_rank() if dist.is_initialized() else 0`).
+"""
+    why = """\
+A module is imported once per process, often before the launcher's work is
+done: `mp.spawn` children import the parent's modules with the parent's
+environment, custom launchers and `init_method="tcp://..."` set no `RANK`,
+and tests import everything in one process. The stored value is then the
+import's, not the run's: every spawned rank keeps rank 0 and logs, saves
+and downloads as the leader (Lightning#19030), or `distributed` stays
+False for the whole job (apex#619). A rank helper with a "not initialized"
+fallback called before `init_process_group` answers 0 on every rank
+(torchtune#2964).
+
+Fix: read the state when it is needed (a function that asks
+`dist.get_rank()` each time, or a value set after `init_process_group`),
+and initialise the group before the first call that needs the rank.
+"""
+    limits = """\
+A stored read that is only the default of a value the run may already have
+set (`rank_zero_only.rank = getattr(rank_zero_only, "rank", _get_rank())`)
+is not reported. Entry scripts are not reported: files matching `script-patterns`
+and modules with an `if __name__ == "__main__":` block or top-level argument
+parsing, where module-level code runs once per launched process. Helpers are
+followed within the same module only. A value captured in `__init__` of an
+object built before the group exists is not seen (instances are built at run
+time, in an order a linter cannot tell).
+"""
+    valid = (
+        """
+        import os
+
+        import torch.distributed as dist
+
+
+        def get_rank() -> int:
+            # Read each time it is needed.
+            if dist.is_available() and dist.is_initialized():
+                return dist.get_rank()
+            return int(os.environ.get("RANK", "0"))
+
+
+        DEFAULT_TIMEOUT = int(os.environ.get("NCCL_TIMEOUT", "600"))
+        """,
+        """
+        import os
+
+        import torch.distributed as dist
+
+        # An entry script: its module level runs once per launched process.
+        LOCAL_RANK = int(os.environ["LOCAL_RANK"])
+
+
+        def main() -> None:
+            dist.init_process_group("nccl")
+
+
+        if __name__ == "__main__":
+            main()
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def log_rank_zero(msg: str) -> None:
+            rank = dist.get_rank() if dist.is_initialized() else 0
+            if rank == 0:
+                print(msg)
+
+
+        def main(cfg) -> None:
+            dist.init_process_group("nccl")
+            log_rank_zero(str(cfg))
+        """,
+    )
+    invalid = (
+        """
+        import os
+
+        import torch.distributed as dist
+
+        # https://github.com/NVIDIA/apex/issues/619
+        distributed = False
+        if "WORLD_SIZE" in os.environ:
+            distributed = int(os.environ["WORLD_SIZE"]) > 1  # expect: RNK111
+        RANK = dist.get_rank() if dist.is_initialized() else 0  # expect: RNK111
+        """,
+        """
+        import os
+
+
+        def _get_rank() -> int:
+            return int(os.environ.get("RANK", 0))
+
+
+        def rank_zero_only(fn):
+            return fn if rank_zero_only.rank == 0 else (lambda *a, **k: None)
+
+
+        # https://github.com/Lightning-AI/pytorch-lightning/pull/19030
+        rank_zero_only.rank = _get_rank()  # expect: RNK111
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def log_rank_zero(msg: str) -> None:
+            rank = dist.get_rank() if dist.is_initialized() else 0
+            if rank == 0:
+                print(msg)
+
+
+        def main(cfg) -> None:
+            # https://github.com/meta-pytorch/torchtune/pull/2964
+            log_rank_zero(str(cfg))  # expect: RNK111
+            dist.init_process_group("nccl")
+        """,
+    )
+
+    def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
+        super().__init__(ctx, sink)
+        self._off = ctx.is_script
+        self._tables: tuple[dict[str, str], set[str]] | None = None
+        self._early: dict[int, str] = {}
+
+    def _read_module(self) -> tuple[dict[str, str], set[str]]:
+        """The module's state-reading helpers, read once its imports are bound."""
+        if self._tables is None:
+            ctx = self.ctx
+            self._off = self._off or runs_as_script(ctx.module, ctx.resolve)
+            self._tables = (
+                state_helpers(ctx.module, ctx.resolve),
+                fallback_helpers(ctx.module, ctx.resolve),
+            )
+        return self._tables
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._stored(node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._stored(node.value)
+
+    def _stored(self, value: cst.BaseExpression) -> None:
+        ctx = self.ctx
+        if self._off or not (ctx.import_time and ctx.reachable) or ctx.functions:
+            return
+        helpers, _ = self._read_module()
+        if self._off or _keeps_run_value(value):
+            return
+        read = state_read(value, ctx.resolve, helpers)
+        if read is None:
+            return
+        self.report(
+            value,
+            f"stores `{read}` when the module is imported: the value is the import's, not the "
+            f"run's (0 or unset in `mp.spawn` children, under custom launchers and before "
+            f"`init_process_group`); read it where it is needed, after the group exists",
+        )
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        _, fallbacks = self._read_module()
+        if self._off or not fallbacks:
+            return
+        resolve = self.ctx.resolve
+        statements = list(node.body.body)
+        first = next((i for i, s in enumerate(statements) if initialises(s, resolve)), None)
+        if first is None:
+            return
+        for statement in statements[:first]:
+            for call in _calls(statement):
+                name = call.func.value if isinstance(call.func, cst.Name) else None
+                if name in fallbacks:
+                    self._early[id(call)] = name
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self._early.pop(id(node), None)
+        if name is None:
+            return
+        self.report(
+            node,
+            f"`{name}()` reads the rank before `init_process_group()` below, and falls back to "
+            f"rank 0 when no group exists: every rank acts as rank 0 here (logs, saves, "
+            f"downloads); initialise the group first, or fall back to `os.environ['RANK']`",
+        )
+
+
+def _calls(statement: cst.CSTNode) -> list[cst.Call]:
+    return [node for node in walk_code(statement) if isinstance(node, cst.Call)]
+
+
+def _keeps_run_value(value: cst.BaseExpression) -> bool:
+    """``getattr(fn, "rank", _get_rank())``: the read is only a default for a value the run sets."""
+    return (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Name)
+        and value.func.value == "getattr"
+        and len(value.args) == 3
+    )
