@@ -1,0 +1,425 @@
+"""Reduction semantics: where a sum across ranks is used as a mean, or a mean is scaled twice.
+
+DDP, FSDP and ZeRO *average* gradients over the data-parallel group; an
+``all_reduce`` without ``op`` *sums*. Code that mixes the two is off by the
+world size W. :func:`scan_module` reads one module and returns the places
+where the mix-up is visible, each as a :class:`Mismatch`:
+
+- ``mean-summed``: a per-rank mean (``x.mean()``) all-reduced with SUM and
+  never divided afterwards: W times the mean;
+- ``sum-as-mean``: the result of a same-module helper that returns a
+  SUM-all-reduced, undivided tensor, fed to an average meter
+  (``avg_loss.update(reduce_tensor(loss).item())``);
+- ``local-loss-times-world``: a loss that is a *local* mean (not divided by a
+  count) multiplied by the world size: the wrapper's mean of gradients is
+  then W times too large;
+- ``grad-over-global-count``: gradients scaled after ``backward()`` by
+  1/(an all-reduced count) with no world-size factor, while the wrapper has
+  already averaged them: 1/W too small;
+- ``autograd-less-all-reduce``: ``dist.all_reduce`` (which has no backward)
+  of a value computed by matrix products of a loss function's inputs: the
+  other ranks' contributions get no gradient;
+- ``aliased-in-place-reduce``: one tensor stored under two keys of a dict
+  whose values a function of the module all-reduces in place: it is reduced
+  twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ranklint.analysis.dist_state import walk_code
+from ranklint.analysis.names import last_name
+
+Resolve = Callable[[cst.BaseExpression], "str | None"]
+
+_DIST = "torch.distributed"
+_ALL_REDUCE = frozenset({f"{_DIST}.all_reduce", f"{_DIST}.distributed_c10d.all_reduce"})
+_WORLD_SIZE = frozenset({f"{_DIST}.get_world_size", f"{_DIST}.distributed_c10d.get_world_size"})
+_MATMUL = frozenset({"matmul", "mm", "bmm", "einsum"})
+_METER_WORDS = ("avg", "ave", "mean", "meter", "average")
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One reduction mix-up: its kind, the node to report and the values involved."""
+
+    kind: str
+    node: cst.CSTNode
+    value: str
+    detail: str = ""
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _name(node: cst.BaseExpression) -> str | None:
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _reduce_op(call: cst.Call) -> str:
+    """``SUM``, ``AVG``, ... of an all_reduce call (``SUM`` when no op is given)."""
+    for index, arg in enumerate(call.args):
+        if (arg.keyword is not None and arg.keyword.value == "op") or (
+            arg.keyword is None and index == 1
+        ):
+            return last_name(arg.value) or "?"
+    return "SUM"
+
+
+def _functions(module: cst.Module) -> Iterator[cst.FunctionDef]:
+    for node in walk_code(module):
+        if isinstance(node, cst.FunctionDef):
+            yield node
+
+
+class _Function:
+    """What one function does with reductions, read in source order."""
+
+    def __init__(self, function: cst.FunctionDef, resolve: Resolve) -> None:
+        self.function = function
+        self.resolve = resolve
+        self.nodes = list(walk_code(function.body))
+        self.assigned: dict[str, list[cst.BaseExpression]] = {}
+        for node in self.nodes:
+            if isinstance(node, cst.Assign):
+                for target in node.targets:
+                    name = _name(target.target)
+                    if name is not None:
+                        self.assigned.setdefault(name, []).append(node.value)
+            elif isinstance(node, cst.AugAssign):
+                name = _name(node.target)
+                if name is not None:
+                    operation = cst.BinaryOperation(
+                        left=node.target,
+                        operator=_binary_of(node.operator),
+                        right=node.value,
+                    )
+                    self.assigned.setdefault(name, []).append(operation)
+
+    def defining(self, name: str) -> list[cst.BaseExpression]:
+        """The values ``name`` is given, except updates of itself (``loss = loss * 2``)."""
+        return [v for v in self.assigned.get(name, []) if not _uses(v, name)]
+
+    def all_reduces(self) -> Iterator[tuple[cst.Call, str, cst.BaseExpression]]:
+        """``(call, op, reduced expression)`` of each ``dist.all_reduce`` of the function."""
+        for node in self.nodes:
+            if isinstance(node, cst.Call) and node.args and self.resolve(node.func) in _ALL_REDUCE:
+                yield node, _reduce_op(node), node.args[0].value
+
+    def is_world_size(self, node: cst.BaseExpression, depth: int = 0) -> bool:
+        if isinstance(node, cst.Call):
+            return self.resolve(node.func) in _WORLD_SIZE and not node.args
+        name = _name(node)
+        if name is None or depth > 4:
+            return False
+        values = self.assigned.get(name, [])
+        return bool(values) and all(self.is_world_size(v, depth + 1) for v in values)
+
+    def mentions_world_size(self, node: cst.CSTNode) -> bool:
+        for current in walk_code(node):
+            if isinstance(current, (cst.Name, cst.Call)) and self.is_world_size(current):
+                return True
+            if isinstance(current, cst.Name) and "world" in current.value.lower():
+                return True
+        return False
+
+    def divided_after(self, name: str, call: cst.Call) -> bool:
+        """Whether ``name`` is divided (or scaled) anywhere after ``call``."""
+        seen = False
+        for node in self.nodes:
+            if node is call:
+                seen = True
+                continue
+            if not seen:
+                continue
+            if _scales(node, name):
+                return True
+        return False
+
+    def normalised(self, node: cst.BaseExpression, depth: int = 0) -> bool | None:
+        """Whether a loss value is divided by a count; ``None`` when it cannot be told."""
+        if depth > 6:
+            return None
+        if isinstance(node, cst.BinaryOperation):
+            if isinstance(node.operator, (cst.Divide, cst.FloorDivide)):
+                return not isinstance(node.right, (cst.Integer, cst.Float))
+            if isinstance(node.operator, cst.Add | cst.Subtract):
+                left = self.normalised(node.left, depth + 1)
+                right = self.normalised(node.right, depth + 1)
+                if left is None or right is None:
+                    return None
+                return left and right
+            if isinstance(node.operator, cst.Multiply):
+                if isinstance(node.left, (cst.Integer, cst.Float)):
+                    return self.normalised(node.right, depth + 1)  # `0.01 * aux_loss`
+                if isinstance(node.right, (cst.Integer, cst.Float)):
+                    return self.normalised(node.left, depth + 1)
+                left = self.normalised(node.left, depth + 1)
+                right = self.normalised(node.right, depth + 1)
+                if left or right:
+                    return True
+                return None if left is None or right is None else False
+            return None
+        name = _name(node)
+        if name is not None:
+            values = self.defining(name)
+            if not values:
+                return None  # a parameter: what the caller passed
+            verdicts = [self.normalised(v, depth + 1) for v in values]
+            if any(v is None for v in verdicts):
+                return None
+            return any(verdicts)
+        if isinstance(node, cst.Call | cst.Attribute | cst.Subscript):
+            return False  # `loss_fn(...)`, `outputs.loss`: a per-rank mean
+        return None
+
+
+_SCALING_METHODS = frozenset({"div_", "div", "mul_", "mul", "true_divide"})
+_SCALING_FUNCTIONS = frozenset({"div", "true_divide", "mul"})
+
+
+def _scales(node: cst.CSTNode, name: str) -> bool:
+    """Whether ``node`` divides or multiplies ``name`` (``x / n``, ``x /= n``, ``x.div_(n)``)."""
+    if isinstance(node, cst.BinaryOperation):
+        scaling = isinstance(node.operator, (cst.Divide, cst.FloorDivide, cst.Multiply))
+        return scaling and (_uses(node.left, name) or _uses(node.right, name))
+    if isinstance(node, cst.AugAssign):
+        return _name(node.target) == name
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if isinstance(func, cst.Attribute) and _name(func.value) == name:
+        return func.attr.value in _SCALING_METHODS
+    passed = any(_name(arg.value) == name for arg in node.args)
+    return passed and (last_name(func) or "") in _SCALING_FUNCTIONS
+
+
+def _uses(node: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in walk_code(node))
+
+
+def _binary_of(operator: cst.BaseAugOp) -> cst.BaseBinaryOp:
+    table: dict[type[cst.BaseAugOp], cst.BaseBinaryOp] = {
+        cst.AddAssign: cst.Add(),
+        cst.SubtractAssign: cst.Subtract(),
+        cst.MultiplyAssign: cst.Multiply(),
+        cst.DivideAssign: cst.Divide(),
+    }
+    return table.get(type(operator), cst.Power())
+
+
+def scan_module(module: cst.Module, resolve: Resolve) -> list[Mismatch]:
+    """Every reduction mix-up visible in ``module``."""
+    functions = [_Function(f, resolve) for f in _functions(module)]
+    found: list[Mismatch] = []
+    summed_helpers = {
+        f.function.name.value for f in functions if _returns_undivided_sum(f) is not None
+    }
+    in_place_reducers = any(_reduces_dict_values(f) for f in functions)
+    for function in functions:
+        found += _mean_summed(function)
+        found += _sum_as_mean(function, summed_helpers)
+        found += _local_loss_times_world(function)
+        found += _grad_over_global_count(function)
+        found += _autograd_less(function)
+        if in_place_reducers:
+            found += _aliased_values(function)
+    return found
+
+
+def _mean_summed(function: _Function) -> Iterator[Mismatch]:
+    for call, op, reduced in function.all_reduces():
+        name = _name(reduced)
+        if op != "SUM" or name is None:
+            continue
+        values = function.defining(name)
+        if len(values) != 1 or not _is_mean(values[0]):
+            continue
+        if not function.divided_after(name, call):
+            yield Mismatch("mean-summed", call, name)
+
+
+def _is_mean(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and last_name(node.func) == "mean"
+
+
+def _returns_undivided_sum(function: _Function) -> str | None:
+    """The name a helper returns after SUM-all-reducing it, never divided."""
+    returned = {
+        _name(node.value)
+        for node in function.nodes
+        if isinstance(node, cst.Return) and node.value is not None
+    }
+    for call, op, reduced in function.all_reduces():
+        name = _name(reduced)
+        if op == "SUM" and name in returned and not function.divided_after(name, call):
+            return name
+    return None
+
+
+def _sum_as_mean(function: _Function, helpers: set[str]) -> Iterator[Mismatch]:
+    """``reduced = reduce_tensor(loss)`` then ``avg_meter.update(reduced.item())``."""
+    if not helpers:
+        return
+    sums: dict[str, str] = {}
+    for name, values in function.assigned.items():
+        if len(values) == 1 and isinstance(values[0], cst.Call):
+            callee = _name(values[0].func)
+            if callee in helpers:
+                sums[name] = callee
+    if not sums:
+        return
+    for node in function.nodes:
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+            continue
+        receiver = (last_name(node.func.value) or "").lower()
+        if node.func.attr.value != "update" or not any(w in receiver for w in _METER_WORDS):
+            continue
+        for arg in node.args:
+            used = {_name(n) for n in walk_code(arg.value) if isinstance(n, cst.Name)}
+            for name in used & set(sums):
+                if not function.divided_after(name, node) and not _scaled_in(arg.value, name):
+                    yield Mismatch("sum-as-mean", node, name, sums[name])
+
+
+def _scaled_in(node: cst.BaseExpression, name: str) -> bool:
+    return any(
+        isinstance(n, cst.BinaryOperation)
+        and isinstance(n.operator, cst.Divide)
+        and name in {_name(n.left)}
+        for n in walk_code(node)
+    )
+
+
+def _local_loss_times_world(function: _Function) -> Iterator[Mismatch]:
+    """``loss = loss_fn(...)`` then ``loss * dist.get_world_size()``."""
+    for node in function.nodes:
+        if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.MultiplyAssign):
+            pairs = ((node.target, node.value),)
+        elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+            pairs = ((node.left, node.right), (node.right, node.left))
+        else:
+            continue
+        for loss, world in pairs:
+            name = _name(loss)
+            if name is None or "loss" not in name.lower() or not function.is_world_size(world):
+                continue
+            if function.normalised(loss) is False:
+                yield Mismatch("local-loss-times-world", node, name)
+
+
+def _grad_over_global_count(function: _Function) -> Iterator[Mismatch]:
+    """After ``backward()``, ``p.grad.mul_(1 / num_tokens)`` with ``num_tokens`` all-reduced."""
+    counts = {
+        name
+        for _, op, reduced in function.all_reduces()
+        if op == "SUM" and (name := _name(reduced)) is not None
+    }
+    if not counts:
+        return
+    grads_reduced = any(
+        any(isinstance(n, cst.Attribute) and n.attr.value == "grad" for n in walk_code(reduced))
+        for _, _, reduced in function.all_reduces()
+    )
+    backward = False
+    for node in function.nodes:
+        if isinstance(node, cst.Call) and last_name(node.func) == "backward":
+            backward = True
+            continue
+        if not backward or grads_reduced:
+            continue
+        scale = _grad_scale(node)
+        if scale is None or function.mentions_world_size(scale):
+            continue
+        used = {n.value for n in walk_code(scale) if isinstance(n, cst.Name)} & counts
+        if used:
+            yield Mismatch("grad-over-global-count", node, sorted(used)[0])
+
+
+def _grad_scale(node: cst.CSTNode) -> cst.BaseExpression | None:
+    """The factor of ``x.grad.mul_(f)`` / ``x.grad.div_(f)`` / ``x.grad /= f``, else None."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        receiver = node.func.value
+        if (
+            node.func.attr.value in ("mul_", "div_")
+            and isinstance(receiver, cst.Attribute)
+            and receiver.attr.value == "grad"
+            and node.args
+        ):
+            return node.args[0].value
+    if (
+        isinstance(node, cst.AugAssign)
+        and isinstance(node.target, cst.Attribute)
+        and node.target.attr.value == "grad"
+        and isinstance(node.operator, (cst.DivideAssign, cst.MultiplyAssign))
+    ):
+        return node.value
+    return None
+
+
+def _autograd_less(function: _Function) -> Iterator[Mismatch]:
+    """``c = z_a.T @ z_b / n; dist.all_reduce(c)`` inside a loss: no gradient flows back."""
+    if "loss" not in function.function.name.value.lower():
+        return
+    params = {p.name.value for p in function.function.params.params}
+    for call, _, reduced in function.all_reduces():
+        name = _name(reduced)
+        values = function.defining(name or "")
+        if len(values) != 1:
+            continue
+        value = values[0]
+        uses = {n.value for n in walk_code(value) if isinstance(n, cst.Name)}
+        if not uses & params or any(
+            isinstance(n, cst.Attribute) and n.attr.value == "detach" for n in walk_code(value)
+        ):
+            continue
+        if any(_is_matmul(n) for n in walk_code(value)):
+            yield Mismatch("autograd-less-all-reduce", call, name or "")
+
+
+def _is_matmul(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
+        return True
+    return isinstance(node, cst.Call) and last_name(node.func) in _MATMUL
+
+
+def _reduces_dict_values(function: _Function) -> bool:
+    """``for v in metrics.values(): dist.all_reduce(v)``: every value reduced in place."""
+    for node in function.nodes:
+        if not isinstance(node, cst.For) or not isinstance(node.iter, cst.Call):
+            continue
+        if last_name(node.iter.func) != "values":
+            continue
+        target = _name(node.target)
+        for inner in walk_code(node.body):
+            if (
+                isinstance(inner, cst.Call)
+                and inner.args
+                and function.resolve(inner.func) in _ALL_REDUCE
+                and _name(inner.args[0].value) == target
+            ):
+                return True
+    return False
+
+
+def _aliased_values(function: _Function) -> Iterator[Mismatch]:
+    for node in function.nodes:
+        if not isinstance(node, cst.Dict):
+            continue
+        seen: dict[str, str] = {}
+        for element in node.elements:
+            if not isinstance(element, cst.DictElement):
+                continue
+            name = _name(element.value)
+            if name is None:
+                continue
+            key = _code(element.key)
+            if name in seen:
+                yield Mismatch("aliased-in-place-reduce", element.value, name, seen[name])
+            else:
+                seen[name] = key

@@ -1,0 +1,233 @@
+"""RNK112 reduction-semantics."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from ranklint.analysis.context import FileContext
+from ranklint.analysis.reductions import Mismatch, scan_module
+from ranklint.findings import Severity
+from ranklint.rules.base import PendingFinding, Rule
+
+# What each kind of mismatch means and how to fix it; `{value}` and `{detail}`
+# come from the Mismatch.
+_MESSAGES: dict[str, str] = {
+    "mean-summed": (
+        "`{value}` is a per-rank mean, all-reduced with SUM and never divided: the result is "
+        "the world size W times the mean; pass `op=ReduceOp.AVG` (NCCL) or divide by "
+        "`dist.get_world_size()` after the sum"
+    ),
+    "sum-as-mean": (
+        "`{value}` comes from `{detail}()`, which all-reduces with SUM and does not divide, yet "
+        "it feeds an average: the logged value is the world size W times the mean; divide by "
+        "`dist.get_world_size()` in `{detail}()`"
+    ),
+    "local-loss-times-world": (
+        "`{value}` is a per-rank mean loss (not divided by a global count), multiplied by the "
+        "world size W: DDP/FSDP already average gradients over ranks, so they come out W times "
+        "too large; multiply only a term normalised by a global count (tokens, samples "
+        "all-reduced over ranks)"
+    ),
+    "grad-over-global-count": (
+        "gradients are divided by `{value}`, a count summed over ranks, after `backward()`; "
+        "DDP/FSDP already divided them by the world size W, so they are W times too small; "
+        "scale by `world_size / {value}`"
+    ),
+    "autograd-less-all-reduce": (
+        "`dist.all_reduce({value})` in a loss has no backward: the sum of the other ranks' "
+        "contributions is a constant to autograd, so their part of the gradient is lost (1/W "
+        "of it flows); use `torch.distributed.nn.functional.all_reduce`"
+    ),
+    "aliased-in-place-reduce": (
+        "`{value}` is also the value of `{detail}` in this dict, and a function of this module "
+        "all-reduces every value of such dicts in place: the shared tensor is summed twice "
+        "(W² times); store a `.clone()`"
+    ),
+}
+
+
+def _message(found: Mismatch) -> str:
+    return _MESSAGES[found.kind].format(value=found.value, detail=found.detail)
+
+
+class ReductionSemantics(Rule):
+    code = "RNK112"
+    name = "reduction-semantics"
+    severity = Severity.WARNING
+    summary = "A sum across ranks is used as a mean, or a mean is scaled by the world size twice"
+    what = """\
+Reports reductions whose sum-versus-mean choice is provably wrong by the
+world size W:
+
+- a per-rank mean (`x.mean()`) all-reduced with SUM and never divided;
+- the result of a helper of the same module that SUM-all-reduces and does
+  not divide, fed to an average meter (`avg_loss.update(...)`);
+- a loss that is a per-rank mean (not divided by a count) multiplied by
+  `dist.get_world_size()`;
+- gradients scaled after `backward()` by 1/(a count all-reduced with SUM)
+  with no world-size factor, in a function that does not reduce the
+  gradients itself (so a DDP/FSDP wrapper already averaged them);
+- `dist.all_reduce` of a value built by matrix products of a loss
+  function's inputs (no backward through the collective);
+- one tensor stored under two keys of a dict, in a module whose functions
+  all-reduce every value of a dict in place.
+"""
+    why = """\
+DDP, FSDP and ZeRO average gradients over the data-parallel group, and
+`all_reduce` without `op` sums. Mixing the two silently scales a metric or a
+gradient by W or 1/W: the logged loss grows with the job's size (HRNet#34),
+a learning rate tuned on 8 GPUs is wrong on 64 (sparseml#135,
+torchtune#2172, transformers#48706), or one rank's share of a contrastive
+loss gets all the gradient (lightly#1977). Nothing fails: the run trains,
+worse.
+"""
+    limits = """\
+Only what one function (or, for helpers and in-place dict reducers, one
+module) shows. Whether a model is wrapped by DDP/FSDP is assumed from the
+gradient scaling pattern, not proven; a loss passed in as a parameter, or
+normalised by a count of unknown scope, is not judged. Framework metrics that
+synchronise themselves (Lightning's `self.log(..., sync_dist=True)`,
+torchmetrics) are not modelled, so summing them again is not seen.
+"""
+    valid = (
+        """
+        import torch.distributed as dist
+        from torch.distributed import ReduceOp
+
+
+        def epoch_metrics(outputs, world_size):
+            avg = outputs.mean()
+            dist.all_reduce(avg, op=ReduceOp.SUM)
+            return avg / world_size
+
+
+        def reduce_tensor(inp):
+            reduced = inp.clone()
+            dist.all_reduce(reduced)
+            reduced /= dist.get_world_size()
+            return reduced
+
+
+        def log_step(loss, avg_loss):
+            avg_loss.update(reduce_tensor(loss).item())
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def compute_loss(outputs, num_items_in_batch):
+            # Normalised by a global count: the factor undoes DDP's mean.
+            ce = outputs.ce_loss_sum / num_items_in_batch
+            return ce * dist.get_world_size()
+
+
+        def train_step(model, batch, loss_fn):
+            loss = loss_fn(model(batch["x"]), batch["y"])
+            num_tokens = (batch["y"] != -100).sum()
+            dist.all_reduce(num_tokens)
+            loss.backward()
+            world_size = dist.get_world_size()
+            for p in model.parameters():
+                p.grad.mul_(world_size / num_tokens)
+        """,
+    )
+    invalid = (
+        """
+        import torch
+        import torch.distributed as dist
+
+
+        def test_epoch_end(outputs):
+            # https://github.com/Lightning-AI/pytorch-lightning/issues/3713
+            avg_acc = torch.stack(outputs).mean()
+            dist.all_reduce(avg_acc, op=dist.ReduceOp.SUM)  # expect: RNK112
+            return {"test_acc": avg_acc}
+
+
+        def reduce_tensor(inp):
+            reduced = inp.clone()
+            dist.all_reduce(reduced)
+            return reduced
+
+
+        def log_step(loss, avg_loss):
+            # https://github.com/HRNet/HRNet-Semantic-Segmentation/issues/34
+            reduced_loss = reduce_tensor(loss)
+            avg_loss.update(reduced_loss.item())  # expect: RNK112
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def step(model, x, y, loss_fn):
+            # https://github.com/neuralmagic/sparseml/pull/135
+            loss = loss_fn(model(x), y)
+            loss = loss * dist.get_world_size()  # expect: RNK112
+            loss.backward()
+
+
+        def train_step(model, batch, loss_fn):
+            # https://github.com/meta-pytorch/torchtune/pull/2172
+            loss = loss_fn(model(batch["x"]), batch["y"])
+            num_tokens = (batch["y"] != -100).sum()
+            dist.all_reduce(num_tokens)
+            loss.backward()
+            for p in model.parameters():
+                p.grad.mul_(1.0 / num_tokens)  # expect: RNK112
+        """,
+        """
+        import torch.distributed as dist
+
+
+        def barlow_twins_loss(z_a, z_b):
+            # https://github.com/lightly-ai/lightly/issues/1977
+            c = z_a.T @ z_b
+            dist.all_reduce(c)  # expect: RNK112
+            return (c - 1).pow(2).sum()
+
+
+        def accuracy(correct, total):
+            # https://github.com/vllm-project/speculators/pull/759
+            return {"full_num": correct, "cond_num": correct, "den": total}  # expect: RNK112
+
+
+        def reduce_metrics(metrics):
+            for v in metrics.values():
+                dist.all_reduce(v)
+            return metrics
+        """,
+    )
+
+    def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
+        super().__init__(ctx, sink)
+        self._pending: dict[int, Mismatch] | None = None
+
+    def _scan(self) -> dict[int, Mismatch]:
+        if self._pending is None:
+            found = scan_module(self.ctx.module, self.ctx.resolve)
+            self._pending = {id(m.node): m for m in found}
+        return self._pending
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scan()  # once the module's imports are bound
+
+    def on_visit(self, node: cst.CSTNode) -> None:
+        if self._pending is None:
+            return
+        found = self._pending.pop(id(node), None)
+        if found is not None:
+            self.report(node, _message(found))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.on_visit(node)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        self.on_visit(node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.on_visit(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.on_visit(node)

@@ -1,0 +1,307 @@
+"""RNK112: sums used as means and means scaled twice, by the world size."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import codes_by_line, findings_of
+
+SELECT = ("RNK112",)
+HEADER = "import torch\nimport torch.distributed as dist\nfrom torch.distributed import ReduceOp\n"
+
+
+def _lines(body: str) -> list[int]:
+    return [line for line, _ in codes_by_line(HEADER + body, select=SELECT)]
+
+
+# -- a per-rank mean all-reduced with SUM ---------------------------------------
+
+
+@pytest.mark.parametrize("op", ["", ", op=ReduceOp.SUM", ", dist.ReduceOp.SUM"])
+def test_mean_summed_and_never_divided_is_reported(op: str) -> None:
+    body = (
+        f"def end(outputs):\n    acc = outputs.mean()\n    dist.all_reduce(acc{op})\n"
+        "    return acc\n"
+    )
+
+    assert _lines(body) == [6]
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        "return acc / dist.get_world_size()",
+        "return acc.item() / world",
+        "acc /= world\n    return acc",
+        "acc.div_(world)\n    return acc",
+        "return torch.div(acc, world)",
+    ],
+)
+def test_mean_summed_then_divided_is_not_reported(after: str) -> None:
+    body = (
+        "def end(outputs, world):\n"
+        "    acc = outputs.mean()\n"
+        "    dist.all_reduce(acc)\n"
+        f"    {after}\n"
+    )
+
+    assert _lines(body) == []
+
+
+@pytest.mark.parametrize("op", ["op=ReduceOp.AVG", "op=ReduceOp.MAX"])
+def test_mean_reduced_with_another_op_is_not_reported(op: str) -> None:
+    body = (
+        f"def end(outputs):\n    acc = outputs.mean()\n    dist.all_reduce(acc, {op})\n"
+        "    return acc\n"
+    )
+
+    assert _lines(body) == []
+
+
+def test_summed_total_that_is_not_a_mean_is_not_reported() -> None:
+    body = (
+        "def end(outputs):\n    total = outputs.sum()\n    dist.all_reduce(total)\n"
+        "    return total\n"
+    )
+
+    assert _lines(body) == []
+
+
+def test_message_says_the_result_is_world_size_times_the_mean() -> None:
+    body = "def end(outputs):\n    acc = outputs.mean()\n    dist.all_reduce(acc)\n    return acc\n"
+
+    [finding] = findings_of(HEADER + body, select=SELECT)
+
+    assert finding.message.startswith(
+        "`acc` is a per-rank mean, all-reduced with SUM and never divided"
+    )
+
+
+# -- a helper's sum fed to an average meter -------------------------------------
+
+HELPER = (
+    "def reduce_tensor(inp):\n"
+    "    reduced = inp.clone()\n"
+    "    dist.all_reduce(reduced)\n"
+    "    return reduced\n"
+)
+
+
+@pytest.mark.parametrize("meter", ["avg_loss", "self.loss_meter", "ave_loss", "running_mean"])
+def test_summed_helper_result_fed_to_an_average_is_reported(meter: str) -> None:
+    body = HELPER + (
+        f"def log(self, loss):\n    r = reduce_tensor(loss)\n    {meter}.update(r.item())\n"
+    )
+
+    assert _lines(body) == [10]
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        "history.update(r.item())",
+        "avg_loss.update(r.item() / world)",
+        "avg_loss.update(r / world)",
+    ],
+)
+def test_summed_helper_result_divided_or_not_averaged_is_not_reported(use: str) -> None:
+    body = HELPER + f"def log(loss, world):\n    r = reduce_tensor(loss)\n    {use}\n"
+
+    assert _lines(body) == []
+
+
+def test_helper_that_divides_its_sum_is_not_reported() -> None:
+    body = (
+        "def reduce_tensor(inp):\n"
+        "    reduced = inp.clone()\n"
+        "    dist.all_reduce(reduced)\n"
+        "    reduced /= dist.get_world_size()\n"
+        "    return reduced\n"
+        "def log(loss, avg_loss):\n"
+        "    r = reduce_tensor(loss)\n"
+        "    avg_loss.update(r.item())\n"
+    )
+
+    assert _lines(body) == []
+
+
+# -- a per-rank mean loss multiplied by the world size -----------------------------
+
+
+@pytest.mark.parametrize(
+    "scale",
+    [
+        "loss = loss * dist.get_world_size()",
+        "loss = dist.get_world_size() * loss",
+        "loss *= dist.get_world_size()",
+        "world = dist.get_world_size()\n    loss = loss * world",
+    ],
+)
+def test_local_mean_loss_times_world_size_is_reported(scale: str) -> None:
+    body = (
+        f"def step(model, x, y, loss_fn):\n    loss = loss_fn(model(x), y)\n    {scale}\n"
+        "    loss.backward()\n"
+    )
+
+    assert _lines(body)[-1:] == [6 + scale.count("\n")]
+
+
+@pytest.mark.parametrize(
+    ("setup", "scale"),
+    [
+        ("loss = out.loss_sum / num_items", "loss * dist.get_world_size()"),
+        ("loss = loss_fn(out) / global_tokens * 2", "loss * dist.get_world_size()"),
+        ("loss = loss_fn(out)", "loss * 8"),
+        ("loss = loss_fn(out)", "loss * world_size"),
+        ("scale = loss_fn(out)", "scale * dist.get_world_size()"),
+    ],
+)
+def test_normalised_or_unscaled_loss_is_not_reported(setup: str, scale: str) -> None:
+    body = (
+        "def step(out, loss_fn, num_items, global_tokens, world_size):\n"
+        f"    {setup}\n    return {scale}\n"
+    )
+
+    assert _lines(body) == []
+
+
+def test_loss_passed_in_by_the_caller_is_not_judged() -> None:
+    body = "def scale(loss):\n    return loss * dist.get_world_size()\n"
+
+    assert _lines(body) == []
+
+
+def test_sum_with_an_unnormalised_term_times_world_size_is_reported() -> None:
+    body = (
+        "def compute_loss(outputs, num_items):\n"
+        "    ce = outputs.ce_sum / num_items\n"
+        "    loss = ce + 0.01 * outputs.aux_loss\n"
+        "    return loss * dist.get_world_size()\n"
+    )
+
+    assert _lines(body) == [7]
+
+
+# -- gradients divided by a global count after backward -------------------------
+
+GRAD_STEP = (
+    "def train_step(model, batch, loss):\n"
+    "    num_tokens = (batch != -100).sum()\n"
+    "    dist.all_reduce(num_tokens)\n"
+    "    loss.backward()\n"
+    "    for p in model.parameters():\n"
+    "        {scale}\n"
+)
+
+
+@pytest.mark.parametrize(
+    "scale", ["p.grad.mul_(1.0 / num_tokens)", "p.grad.div_(num_tokens)", "p.grad /= num_tokens"]
+)
+def test_gradients_over_a_global_count_are_reported(scale: str) -> None:
+    assert _lines(GRAD_STEP.format(scale=scale)) == [9]
+
+
+@pytest.mark.parametrize(
+    "scale",
+    [
+        "p.grad.mul_(dist.get_world_size() / num_tokens)",
+        "p.grad.mul_(world_size / num_tokens)",
+        "p.grad.mul_(1.0 / local_tokens)",
+    ],
+)
+def test_gradients_with_a_world_factor_or_a_local_count_are_not_reported(scale: str) -> None:
+    assert _lines(GRAD_STEP.format(scale=scale)) == []
+
+
+def test_gradients_reduced_by_hand_may_be_divided_by_the_global_count() -> None:
+    body = (
+        "def train_step(model, batch, loss):\n"
+        "    num_tokens = (batch != -100).sum()\n"
+        "    dist.all_reduce(num_tokens)\n"
+        "    loss.backward()\n"
+        "    for p in model.parameters():\n"
+        "        dist.all_reduce(p.grad)\n"
+        "        p.grad.div_(num_tokens)\n"
+    )
+
+    assert _lines(body) == []
+
+
+def test_scaling_before_backward_is_not_reported() -> None:
+    body = (
+        "def train_step(model, batch, loss):\n"
+        "    num_tokens = (batch != -100).sum()\n"
+        "    dist.all_reduce(num_tokens)\n"
+        "    for p in model.parameters():\n"
+        "        p.grad.div_(num_tokens)\n"
+        "    loss.backward()\n"
+    )
+
+    assert _lines(body) == []
+
+
+# -- dist.all_reduce inside a loss --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value", ["z_a.T @ z_b / n", "torch.matmul(z_a, z_b)", "torch.einsum('ij,ik->jk', z_a, z_b)"]
+)
+def test_autograd_less_all_reduce_of_a_product_of_inputs_is_reported(value: str) -> None:
+    body = (
+        "def contrastive_loss(z_a, z_b, n=1):\n"
+        f"    c = {value}\n"
+        "    dist.all_reduce(c)\n"
+        "    return c.sum()\n"
+    )
+
+    assert _lines(body) == [6]
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("contrastive_loss", "(z_a.T @ z_b).detach()"),
+        ("contrastive_loss", "(z_a > 0).sum()"),
+        ("contrastive_loss", "weights @ weights"),
+        ("similarity", "z_a.T @ z_b"),
+    ],
+)
+def test_all_reduce_of_constants_or_outside_a_loss_is_not_reported(name: str, value: str) -> None:
+    body = f"def {name}(z_a, z_b):\n    c = {value}\n    dist.all_reduce(c)\n    return c.sum()\n"
+
+    assert _lines(body) == []
+
+
+# -- one tensor under two keys of an in-place reduced dict --------------------------
+
+REDUCER = (
+    "def reduce_metrics(metrics):\n"
+    "    for v in metrics.values():\n"
+    "        dist.all_reduce(v)\n"
+    "    return metrics\n"
+)
+
+
+def test_aliased_dict_value_is_reported_at_the_second_key() -> None:
+    body = REDUCER + "def acc(num, den):\n    return {'a': num, 'b': den, 'c': num}\n"
+
+    [finding] = findings_of(HEADER + body, select=SELECT)
+
+    assert finding.line == 9
+    assert finding.message.startswith("`num` is also the value of `'a'` in this dict")
+
+
+@pytest.mark.parametrize(
+    "reducer",
+    ["", "def reduce_metrics(metrics):\n    for v in metrics.values():\n        print(v)\n"],
+)
+def test_aliased_dict_value_without_an_in_place_reducer_is_not_reported(reducer: str) -> None:
+    body = reducer + "def acc(num, den):\n    return {'a': num, 'b': den, 'c': num}\n"
+
+    assert _lines(body) == []
+
+
+def test_cloned_dict_values_are_not_reported() -> None:
+    body = REDUCER + "def acc(num, den):\n    return {'a': num, 'b': den, 'c': num.clone()}\n"
+
+    assert _lines(body) == []
