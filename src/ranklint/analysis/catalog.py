@@ -335,6 +335,14 @@ _WRAPPERS: tuple[CallSpec, ...] = (
         receivers=("trainer", "engine", "deepspeed"),
     ),
     CallSpec("Strategy.barrier", CallKind.BARRIER, methods=("barrier",), receivers=("strategy",)),
+    # Hugging Face Trainer: with DeepSpeed or FSDP, saving gathers the shards
+    # (transformers#10596); it is meant to be called on every process.
+    CallSpec(
+        "transformers.Trainer.save_model",
+        CallKind.COLLECTIVE,
+        methods=("save_model",),
+        receivers=("trainer",),
+    ),
     CallSpec(
         "Strategy.broadcast", CallKind.COLLECTIVE, methods=("broadcast",), receivers=("strategy",)
     ),
@@ -394,6 +402,34 @@ def lookup_method(method: str, receiver: str | None) -> CallSpec | None:
         if not spec.receivers or any(word in lowered for word in spec.receivers):
             return spec
     return None
+
+
+# Framework *properties* whose read is a collective: `trainer.log_dir`
+# broadcasts the directory from rank 0 (Lightning#18148); `callback_metrics`
+# computes, and so syncs, the logged metrics (sleap-nn#476). By attribute name,
+# each counting only on a receiver whose name contains one of the words.
+PROPERTY_COLLECTIVES: dict[str, CallSpec] = {
+    "log_dir": CallSpec("Trainer.log_dir", CallKind.COLLECTIVE, receivers=("trainer",)),
+    "callback_metrics": CallSpec(
+        "Trainer.callback_metrics", CallKind.COLLECTIVE, receivers=("trainer",)
+    ),
+}
+
+
+# Properties that synchronise only while the loop runs: `callback_metrics`
+# computes the epoch's logged metrics the first time it is read, in a hook
+# (`on_validation_epoch_end`), and returns the cached values afterwards (the
+# Lightning launchers read it on local rank 0 after `fit`, without a sync).
+HOOK_ONLY_PROPERTIES: frozenset[str] = frozenset({"callback_metrics"})
+
+
+def lookup_property(attribute: str, receiver: str | None) -> CallSpec | None:
+    """The catalog row for reading ``<receiver>.attribute``, when that read is a collective."""
+    spec = PROPERTY_COLLECTIVES.get(attribute)
+    if spec is None:
+        return None
+    lowered = (receiver or "").lower()
+    return spec if any(word in lowered for word in spec.receivers) else None
 
 
 def extra_spec(entry: str) -> CallSpec:

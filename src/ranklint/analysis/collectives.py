@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from ranklint.analysis.axes import GLOBAL_AXIS
 from ranklint.analysis.callgraph import MAX_DEPTH, FunctionRef, Hop, ProjectIndex
-from ranklint.analysis.catalog import CallKind
+from ranklint.analysis.catalog import PROPERTY_COLLECTIVES, CallKind
 from ranklint.analysis.events import (
     FLAG_PREFIX,
     UNKNOWN,
@@ -435,9 +435,14 @@ def _leaf(event: Collective, path: str) -> CollectiveLeaf:
         event.group,
         event.group_axes,
         event.kind,
-        (Hop(path, event.site, f"{event.label}()"),),
+        (Hop(path, event.site, _shown(event)),),
         event.lazy,
     )
+
+
+def _shown(event: Collective) -> str:
+    """How a collective reads in a chain: a call, or a property read (`trainer.log_dir`)."""
+    return event.label if event.op in PROPERTY_COLLECTIVES else f"{event.label}()"
 
 
 def _relevant(leaf: CollectiveLeaf, cond: _RankCond) -> bool:

@@ -38,6 +38,7 @@ from ranklint.analysis.events import (
     Opaque,
     Site,
 )
+from ranklint.analysis.framework import collective_property, synced_log
 from ranklint.analysis.guards import is_lazy_test, is_plain_test
 from ranklint.analysis.hot_markers import hot_reason, marker_label, periodic_arm
 from ranklint.analysis.names import dotted_name
@@ -202,6 +203,8 @@ class FactsBuilder:
     def call(self, node: cst.Call, site: Site) -> None:
         """Record a call after its arguments were walked (evaluation order)."""
         spec, target = self.calls.classify(node)
+        if spec is None and self._synced_log(node, site):
+            return
         if spec is not None:
             if not spec.kind.synchronising:
                 return
@@ -247,6 +250,29 @@ class FactsBuilder:
                 lazy=any(is_lazy_test(state.node) for state in self._branches),
             )
         )
+
+    def _synced_log(self, node: cst.Call, site: Site) -> bool:
+        """Record Lightning's ``self.log(..., sync_dist=True)`` (see ``framework.synced_log``)."""
+        found = synced_log(node)
+        if found is None:
+            return False
+        name, label = f"LightningModule.{found.method}", dotted_name(node.func) or found.method
+        event = Collective(name, found.method, CallKind.COLLECTIVE, None, frozenset(), site, label)
+        loop = self.begin_loop() if found.keys is not None else None  # once per key
+        self._block.append(event)
+        if loop is not None:
+            self.end_loop(loop, found.keys)
+        return True
+
+    def property_read(self, node: cst.Attribute, where: Where) -> None:
+        """Record reading a framework property that is a collective (``trainer.log_dir``)."""
+        spec = collective_property(node, self._frames[-1].summary.name or "")
+        if spec is not None:
+            # Run by the trainer's strategy over the whole job: the default group.
+            site, label = self.record_site(node, where), dotted_name(node) or spec.short
+            self._block.append(
+                Collective(spec.name, spec.short, spec.kind, None, frozenset(), site, label)
+            )
 
     def _collective(self, node: cst.Call, spec: CallSpec, site: Site) -> Collective:
         group_text: str | None = None

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 
 import libcst as cst
 
+from ranklint.analysis.catalog import PROPERTY_COLLECTIVES
 from ranklint.analysis.classify import is_state_dict_context
 from ranklint.analysis.context import Condition, FileContext, FunctionFrame
 from ranklint.analysis.events import Site
@@ -134,6 +135,7 @@ class Walker:
             cst.GeneratorExp: self._comprehension,
             cst.DictComp: self._comprehension,
             cst.Call: self._call,
+            cst.Attribute: self._attribute,
             cst.IfExp: self._if_exp,
             cst.BooleanOperation: self._boolean_operation,
             cst.Try: self._try,
@@ -397,6 +399,11 @@ class Walker:
         self._walk_children(node)
         self.ctx.rank.mutated_by(node)
         self.ctx.facts.call(node, site)
+
+    def _attribute(self, node: cst.Attribute) -> None:
+        self._walk_children(node)
+        if node.attr.value in PROPERTY_COLLECTIVES:
+            self.ctx.facts.property_read(node, self.ctx.place)
 
     def _if_exp(self, node: cst.IfExp) -> None:
         facts = self.ctx.facts

@@ -1,0 +1,59 @@
+"""Collectives that frameworks issue implicitly, recognised from how the code reads.
+
+Catalog rows cover calls (`trainer.save_checkpoint()`); these helpers cover
+the two forms a call table cannot: Lightning's ``self.log(...)`` and
+``self.log_dict(...)``, collective only with ``sync_dist=True``, and
+*properties* whose read is a collective (``trainer.log_dir``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ranklint.analysis.catalog import HOOK_ONLY_PROPERTIES, CallSpec, lookup_property
+from ranklint.analysis.names import last_name
+
+# Receivers of Lightning's `log` / `log_dict`: the module itself.
+_LIGHTNING_MODULES = frozenset({"self", "pl_module", "module", "lightning_module", "model"})
+
+
+@dataclass(frozen=True)
+class SyncedLog:
+    """A ``log``/``log_dict`` call that all-reduces: once, or once per key of ``keys``."""
+
+    method: str
+    keys: cst.BaseExpression | None
+
+
+def synced_log(node: cst.Call) -> SyncedLog | None:
+    """Lightning's ``self.log(..., sync_dist=True)``: one all-reduce per logged value.
+
+    ``log_dict`` all-reduces once per key, so its first argument is returned
+    as the thing iterated: a dict whose keys depend on the rank makes the
+    ranks issue different numbers of collectives (Lightning#7129).
+    """
+    func = node.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in ("log", "log_dict"):
+        return None
+    if (last_name(func.value) or "") not in _LIGHTNING_MODULES:
+        return None
+    # `sync_dist` follows seven other parameters: it is passed by keyword.
+    synced = next(
+        (arg.value for arg in node.args if arg.keyword and arg.keyword.value == "sync_dist"), None
+    )
+    if synced is None or (isinstance(synced, cst.Name) and synced.value == "False"):
+        return None
+    keys = node.args[0].value if func.attr.value == "log_dict" and node.args else None
+    return SyncedLog(func.attr.value, keys)
+
+
+def collective_property(node: cst.Attribute, function_name: str) -> CallSpec | None:
+    """The catalog row of a property read that is a collective, in ``function_name``."""
+    spec = lookup_property(node.attr.value, last_name(node.value))
+    if spec is None:
+        return None
+    if node.attr.value in HOOK_ONLY_PROPERTIES and not function_name.startswith("on_"):
+        return None
+    return spec

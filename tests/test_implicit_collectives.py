@@ -1,0 +1,149 @@
+"""Collectives that frameworks issue implicitly, reached by only some ranks (RNK102)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import codes_by_line, findings_of
+
+SELECT = ("RNK102",)
+
+
+def _lines(source: str) -> list[int]:
+    return [line for line, _ in codes_by_line(source, select=SELECT)]
+
+
+@pytest.mark.parametrize("attribute", ["log_dir", "callback_metrics"])
+def test_synchronising_trainer_property_read_on_rank_zero_in_a_hook_is_reported(
+    attribute: str,
+) -> None:
+    source = (
+        "def on_validation_epoch_end(trainer):\n"
+        "    if trainer.is_global_zero:\n"
+        f"        value = trainer.{attribute}\n"
+        "        print(value)\n"
+    )
+
+    [finding] = findings_of(source, select=SELECT)
+
+    assert (finding.line, finding.col) == (3, 17)
+    assert finding.message.startswith(f"`{attribute}` is reached only when")
+
+
+@pytest.mark.parametrize("read", ["self.trainer.log_dir", "self._trainer.callback_metrics"])
+def test_property_read_through_an_attribute_chain_is_reported(read: str) -> None:
+    source = (
+        "class Callback:\n"
+        "    def on_train_end(self):\n"
+        "        if self.trainer.is_global_zero:\n"
+        f"            print({read})\n"
+    )
+
+    assert _lines(source) == [4]
+
+
+@pytest.mark.parametrize(
+    "read", ["args.log_dir", "self.log_dir", "config.callback_metrics", "trainer.log_every"]
+)
+def test_same_named_attribute_of_another_object_is_not_reported(read: str) -> None:
+    source = (
+        "def on_end(trainer, args, config):\n"
+        f"    if trainer.is_global_zero:\n        print({read})\n"
+    )
+
+    assert _lines(source) == []
+
+
+def test_property_read_by_every_rank_is_not_reported() -> None:
+    source = (
+        "def on_end(trainer):\n    path = trainer.log_dir\n"
+        "    if trainer.is_global_zero:\n        print(path)\n"
+    )
+
+    assert _lines(source) == []
+
+
+@pytest.mark.parametrize("synced", ["True", "self.sync", "sync_dist"])
+def test_synced_log_on_rank_zero_is_reported(synced: str) -> None:
+    source = (
+        "class Model:\n"
+        "    def validation_step(self, batch, sync_dist):\n"
+        "        if self.trainer.is_global_zero:\n"
+        f"            self.log('val', batch, sync_dist={synced})\n"
+    )
+
+    assert _lines(source) == [4]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "self.log('val', batch)",
+        "self.log('val', batch, sync_dist=False)",
+        "logger.log('val', batch, sync_dist=True)",
+    ],
+)
+def test_unsynced_log_or_other_loggers_on_rank_zero_are_not_reported(call: str) -> None:
+    source = (
+        "class Model:\n"
+        "    def validation_step(self, batch, logger):\n"
+        "        if self.trainer.is_global_zero:\n"
+        f"            {call}\n"
+    )
+
+    assert _lines(source) == []
+
+
+def test_synced_log_dict_whose_keys_depend_on_the_rank_is_reported() -> None:
+    source = (
+        "import torch.distributed as dist\n"
+        "class Model:\n"
+        "    def validation_epoch_end(self, outputs):\n"
+        "        res = {}\n"
+        "        if dist.get_rank() == 0:\n"
+        "            res = {'metric': 0.1}\n"
+        "        self.log_dict(res, sync_dist=True)\n"
+    )
+
+    [finding] = findings_of(source, select=SELECT)
+
+    assert finding.line == 7
+    assert "`res`" in finding.message
+
+
+def test_synced_log_dict_with_the_same_keys_on_every_rank_is_not_reported() -> None:
+    source = (
+        "class Model:\n"
+        "    def validation_step(self, batch):\n"
+        "        res = {'loss': batch.mean(), 'acc': batch.max()}\n"
+        "        self.log_dict(res, sync_dist=True)\n"
+    )
+
+    assert _lines(source) == []
+
+
+def test_hugging_face_save_model_on_the_main_process_is_reported() -> None:
+    source = (
+        "def finish(trainer, out):\n"
+        "    if trainer.is_world_process_zero():\n"
+        "        trainer.save_model(out)\n"
+    )
+
+    assert _lines(source) == [3]
+
+
+def test_callback_metrics_read_outside_a_hook_is_not_reported() -> None:
+    # After `fit` the metrics are computed and cached: reading them syncs nothing.
+    source = (
+        "def collect_results(trainer):\n"
+        "    if trainer.local_rank == 0:\n"
+        "        return dict(trainer.callback_metrics)\n"
+    )
+
+    assert _lines(source) == []
+
+
+def test_log_dir_read_outside_a_hook_is_reported() -> None:
+    source = "def save(trainer):\n    if trainer.is_global_zero:\n        print(trainer.log_dir)\n"
+
+    assert _lines(source) == [3]
