@@ -20,7 +20,17 @@ def enabled(config: Config) -> list[str]:
     return list(config.enabled_codes())
 
 
-RNK1_DEFAULT = ["RNK101", "RNK102", "RNK103", "RNK104", "RNK105", "RNK108"]
+RNK1_DEFAULT = [
+    "RNK101",
+    "RNK102",
+    "RNK103",
+    "RNK104",
+    "RNK105",
+    "RNK108",
+    "RNK110",
+    "RNK111",
+    "RNK112",
+]
 RNK1_ALL = sorted([*RNK1_DEFAULT, "RNK106", "RNK107", "RNK109"])
 RNK2_DEFAULT = ["RNK202"]
 RNK2_ALL = ["RNK201", *RNK2_DEFAULT, "RNK203"]
@@ -260,6 +270,14 @@ def test_every_extend_option_extends_a_declared_option() -> None:
         (
             {"select": ["RNK1O1"]},
             "select: unknown rule code or prefix 'RNK1O1' (did you mean 'RNK101'?)",
+        ),
+        (
+            {"select": ["RNK1l1"]},
+            "select: unknown rule code or prefix 'RNK1l1' (did you mean 'RNK111'?)",
+        ),
+        (
+            {"select": ["rnk112"]},
+            "select: unknown rule code or prefix 'rnk112' (did you mean 'RNK112'?)",
         ),
         ({"ignore": ["XYZ"]}, "ignore: unknown rule code or prefix 'XYZ'"),
         (

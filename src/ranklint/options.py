@@ -51,10 +51,23 @@ def check_codes(codes: Sequence[str], where: str) -> None:
     for code in codes:
         if code == "ALL" or (code.startswith("RNK") and any(k.startswith(code) for k in known)):
             continue
-        # Only hint[0] is used: the count asked for is an equivalent mutant.
-        hint = difflib.get_close_matches(code, known, n=1)  # pragma: no mutate
-        suffix = f" (did you mean {hint[0]!r}?)" if hint else ""
+        hint = _closest_code(code, known)
+        suffix = f" (did you mean {hint!r}?)" if hint else ""
         raise ConfigError(f"{where}: unknown rule code or prefix {code!r}{suffix}")
+
+
+# Characters typed for look-alike digits: `RNK1O1`, `RNKl02`.
+_LOOK_ALIKES = str.maketrans({"O": "0", "o": "0", "I": "1", "l": "1", "i": "1"})
+
+
+def _closest_code(code: str, known: Sequence[str]) -> str | None:
+    """The code meant: the same after fixing look-alike digits and case, else the closest."""
+    fixed = code.translate(_LOOK_ALIKES).upper()
+    if fixed in known:
+        return fixed
+    # Only hint[0] is used: the count asked for is an equivalent mutant.
+    hint = difflib.get_close_matches(code, known, n=1)  # pragma: no mutate
+    return hint[0] if hint else None
 
 
 def _check_optional_codes(codes: Sequence[str] | None, where: str) -> None:
