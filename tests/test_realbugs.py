@@ -20,16 +20,12 @@ from tests.conftest import REPO_ROOT
 sys.path.insert(0, str(REPO_ROOT / "bench"))
 from realbugs import cases, check
 
-_RNK110 = "RNK110 group-local-root (a group-local rank passed as a global root) is not built yet"
-_RNK111 = "RNK111 (distributed state captured at import) is not built yet"
-_RNK112 = "RNK112 (reduction semantics: sum versus mean) is not built yet"
-_PROPERTY = "a framework property that synchronises (`trainer.log_dir`, `callback_metrics`)"
+_LAYOUT = (
+    "`src=0` with a subgroup is wrong only when the layout leaves global rank 0 out of the "
+    "group, which the code does not show (RNK109, opt-in, reviews such roots)"
+)
 # case -> why ranklint does not report it yet.
 NOT_FOUND_YET: dict[str, str] = {
-    "a03_lightning_metrics_dict_only_rank0": (
-        "`log_dict(..., sync_dist=True)` issues one collective per key; a dict whose keys "
-        "differ per rank is not followed yet"
-    ),
     "a04_lightning_log_dict_data_dependent_keys": (
         "keys built from data (`y.unique()`) differ per rank: data values are not rank-dependent"
     ),
@@ -56,31 +52,16 @@ NOT_FOUND_YET: dict[str, str] = {
     "a17_fsdp_generate_without_synced_gpus": (
         "FSDP `generate` all-gathers once per generated token: the count is data-dependent"
     ),
-    "c01_torchrec_broadcast_object_list_group_rank_as_src": _RNK110,
-    "c02_art_cp_scan_group_local_src": _RNK110,
-    "c03_sglang_src0_tp_cpu_group": _RNK110,
-    "c04_fastmoe_dp_broadcast_src0": _RNK110,
-    "c05_fsdp_optim_state_dict_src0_subgroup": _RNK110,
-    "c06_vllm_gather_dst_local_rank": _RNK110,
-    "c07_dcp_coordinator_rank_with_process_group": _RNK110,
-    "c08_dist_nn_broadcast_rank_compare": _RNK110,
+    "c03_sglang_src0_tp_cpu_group": _LAYOUT,
+    "c04_fastmoe_dp_broadcast_src0": _LAYOUT,
     "d03_transformers_sharded_state_dict_rank0": (
         "`state_dict()` of a model wrapped elsewhere (ZeRO-3 / FSDP) is an implicit collective; "
         "wrapped models are not tracked yet"
     ),
-    "d04_lightning_log_dir_in_rank_zero_only": _PROPERTY,
-    "d05_sleap_callback_metrics_under_global_zero": _PROPERTY,
-    "e01_apex_amp_state_distributed_at_import": _RNK111,
-    "e02_lightning_rank_zero_only_global_spawn": _RNK111,
-    "e03_torchtune_log_rank_zero_before_init": _RNK111,
-    "e04_sleap_get_rank_before_init_cache": _RNK111,
-    "f01_hrnet_sum_logged_as_average": _RNK112,
-    "f02_lightning_metric_already_summed": _RNK112,
-    "f03_torchtune_scale_grads_world_size": _RNK112,
-    "f04_speculators_aliased_metric_double_reduce": _RNK112,
-    "f05_sparseml_loss_times_world_size": _RNK112,
-    "f06_lightly_non_autograd_all_reduce_in_loss": _RNK112,
-    "f07_transformers_aux_loss_times_world_size": _RNK112,
+    "e04_sleap_get_rank_before_init_cache": (
+        "the rank is captured in `__init__` of an object built at run time, before a group "
+        "another module creates exists: the order is not visible statically"
+    ),
 }
 CASES = cases()
 
