@@ -30,6 +30,7 @@ RNK1_DEFAULT = [
     "RNK110",
     "RNK111",
     "RNK112",
+    "RNK113",
 ]
 RNK1_ALL = sorted([*RNK1_DEFAULT, "RNK106", "RNK107", "RNK109"])
 RNK2_DEFAULT = ["RNK202"]
