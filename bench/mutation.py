@@ -139,6 +139,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "analysis/classify.py",
             "analysis/callgraph.py",
             "analysis/collectives.py",
+            "analysis/decisions.py",
             "analysis/project.py",
         ),
         _ANALYSIS_TESTS,
@@ -163,6 +164,28 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ),
     ),
     "rules": (("rules/*",), _ANALYSIS_TESTS),
+    # The value analyses and rules of the collective-analysis round (RNK110-RNK113,
+    # framework collectives): small enough to run alone.
+    "values": (
+        (
+            "analysis/group_local.py",
+            "analysis/dist_state.py",
+            "analysis/reductions.py",
+            "analysis/framework.py",
+            "rules/collectives/group_local_root.py",
+            "rules/collectives/import_time_distributed_state.py",
+            "rules/collectives/reduction_semantics.py",
+            "rules/collectives/root_not_a_rank.py",
+        ),
+        (
+            "tests/test_group_local_root.py",
+            "tests/test_import_time_state.py",
+            "tests/test_reduction_semantics.py",
+            "tests/test_root_not_a_rank.py",
+            "tests/test_implicit_collectives.py",
+            "tests/test_rule_examples.py",
+        ),
+    ),
     # The rule modules the default-set precision work changed (a subset of "rules").
     "conventions": (
         ("rules/imports/*", "rules/portability/*", "rules/testsuite/*"),

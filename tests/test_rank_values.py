@@ -15,6 +15,7 @@ import pytest
 
 from ranklint import Config, lint_paths
 from ranklint.testing import expected_findings
+from tests.conftest import codes_by_line
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -427,6 +428,187 @@ def test_values_shared_through_a_wrapper_collective_are_uniform(tmp_path: Path) 
                         found = path
                     if found is not None:
                         dist.barrier()  # expect: RNK102
+            """,
+        },
+    )
+
+    assert found == expected
+
+
+def test_flag_passed_on_through_two_calls_is_decided_by_the_callers_early_exit(
+    tmp_path: Path,
+) -> None:
+    found, expected = _check(
+        tmp_path,
+        {
+            "io.py": """
+                import torch.distributed as dist
+
+
+                def gather_state(v, use_zero, dp_group):
+                    if use_zero:
+                        dist.all_gather([v, v], v, group=dp_group)
+                    return v
+
+
+                def sharder(state, use_zero, dp_group):
+                    for v in state:
+                        gather_state(v, use_zero=use_zero, dp_group=dp_group)
+
+
+                class Saver:
+                    def save(self, state):
+                        # Ranks exit only without ZeRO, where nobody gathers.
+                        if not self.use_zero and self.dp_rank != 0:
+                            return
+                        sharder(state, use_zero=self.use_zero, dp_group=self.dp_group)
+
+                    def save_always(self, state):
+                        if self.dp_rank != 0:
+                            return
+                        sharder(state, self.use_zero, self.dp_group)  # expect: RNK102
+
+                    def save_other_flag(self, state):
+                        if not self.use_zero and self.dp_rank != 0:
+                            return
+                        sharder(state, self.other, self.dp_group)  # expect: RNK102
+            """,
+        },
+    )
+
+    assert found == expected
+
+
+def test_enclosing_uniform_test_of_self_state_decides_a_methods_collectives(
+    tmp_path: Path,
+) -> None:
+    found, expected = _check(
+        tmp_path,
+        {
+            "noise.py": """
+                import torch.distributed as dist
+
+
+                class NoiseScale:
+                    def _sync(self, t):
+                        if self.args.pipe_parallel:
+                            dist.all_reduce(t, group=self.pipe_group)
+
+                    def _update(self, t):
+                        self._sync(t)
+
+                    def update(self, t):
+                        if self.args.pipe_parallel:
+                            self._update(t)
+                        else:
+                            # Without pipeline parallelism `_sync` issues nothing.
+                            if dist.get_rank() == 0:
+                                self._update(t)
+                            dist.barrier()
+
+                    def update_forced(self, t):
+                        if not self.args.pipe_parallel:
+                            if dist.get_rank() == 0:
+                                self._update(t)
+                        else:
+                            if dist.get_rank() == 0:
+                                self._update(t)  # expect: RNK102
+            """,
+        },
+    )
+
+    assert found == expected
+
+
+def test_paths_through_undecided_branches_are_compared_one_by_one(tmp_path: Path) -> None:
+    found, expected = _check(
+        tmp_path,
+        {
+            "save.py": """
+                import torch.distributed as dist
+
+
+                def save_each_path_one_barrier(state, single_stage, rank, leader):
+                    if rank != 0:
+                        dist.barrier()
+                        return
+                    if single_stage:
+                        state.write()
+                        dist.barrier()
+                    else:
+                        if leader:
+                            state.write()
+                        else:
+                            dist.barrier()
+                            return
+                        dist.barrier()
+
+
+                def save_flagged_barrier(state, flag, rank):
+                    if rank != 0:
+                        return
+                    if flag:
+                        dist.barrier()  # expect: RNK102
+
+
+                def save_two_barriers_on_one_path(state, flag, rank):
+                    if rank != 0:
+                        dist.barrier()
+                        return
+                    dist.barrier()
+                    if flag:
+                        dist.barrier()  # expect: RNK102
+            """,
+        },
+    )
+
+    assert found == expected
+
+
+def test_too_many_paths_fall_back_to_the_arms_in_a_row() -> None:
+    # 2 x 2**5 paths: over the limit of 32, so both arms of `if a:` count in a row
+    # (a documented limit: the barrier on each arm is taken for two).
+    flags = "".join(f"    if f{i}:\n        note({i})\n" for i in range(5))
+    source = (
+        "import torch.distributed as dist\n\n\ndef note(i):\n    pass\n\n\n"
+        "def save(state, a, f0, f1, f2, f3, f4, rank):\n"
+        "    if rank != 0:\n        dist.barrier()\n        return\n"
+        "    if a:\n        dist.barrier()\n    else:\n        dist.barrier()\n" + flags
+    )
+    fewer = source.replace("    if f4:\n        note(4)\n", "")
+
+    assert [code for _, code in codes_by_line(source, select=("RNK102",))] == ["RNK102"]
+    assert codes_by_line(fewer, select=("RNK102",)) == []
+
+
+def test_literal_comparisons_are_decided_by_the_rank_tests_assumptions(tmp_path: Path) -> None:
+    found, expected = _check(
+        tmp_path,
+        {
+            "load.py": """
+                import torch.distributed as dist
+
+                from helpers import newer
+
+
+                def load(kind, version):
+                    # Ranks differ only where `kind == "sharded"` is false: then
+                    # no rank enters the inner branches.
+                    if (dist.get_rank() == 0 and kind == "full") or kind == "sharded":
+                        if kind == "sharded":
+                            dist.barrier()
+                        if kind == "sharded" and newer(version):
+                            dist.barrier()
+
+
+                def load_other(kind, version):
+                    if (dist.get_rank() == 0 and kind == "full") or kind == "sharded":
+                        if kind == "full":
+                            dist.barrier()  # expect: RNK102
+            """,
+            "helpers.py": """
+                def newer(version):
+                    return version > 1
             """,
         },
     )

@@ -18,9 +18,9 @@ from dataclasses import dataclass, replace
 from ranklint.analysis.axes import GLOBAL_AXIS
 from ranklint.analysis.callgraph import MAX_DEPTH, FunctionRef, Hop, ProjectIndex
 from ranklint.analysis.catalog import PROPERTY_COLLECTIVES, CallKind
+from ranklint.analysis.decisions import call_bindings, decide, plain_flag
 from ranklint.analysis.events import (
     FLAG_PREFIX,
-    UNKNOWN,
     Branch,
     CallEvent,
     Collective,
@@ -33,10 +33,12 @@ from ranklint.analysis.events import (
     ModuleSummary,
     Opaque,
     Site,
-    canonical_holds,
 )
 
 _MAX_LEAVES = 64
+# Most paths through one side of a rank test followed one by one (see _paths).
+_MAX_PATHS = 32
+_TOO_MANY = object()
 
 
 @dataclass(frozen=True)
@@ -159,9 +161,9 @@ class CollectiveAnalysis:
             if isinstance(event, Collective):
                 out.append(_leaf(event, module.path))
             elif isinstance(event, CallEvent):
-                out += self._call_leaves(event, module, function, assume)
+                out += self._call_leaves(event, module, function, assume, bindings)
             elif isinstance(event, Branch):
-                taken = _decide(event.cond, bindings, assume)
+                taken = decide(event.cond, bindings, assume)
                 if taken is None:
                     for arm in event.arms:
                         out += self._flatten(arm, module, function, bindings, assume)[0]
@@ -190,11 +192,18 @@ class CollectiveAnalysis:
         module: ModuleSummary,
         function: FunctionSummary,
         assume: dict[str, bool],
+        known: dict[str, Literal] | None = None,
     ) -> list[CollectiveLeaf]:
+        """``known``: the caller's own parameter values, for flags it passes on."""
         callee = self.index.resolve(event.target, module, function)
         if callee is None:
             return []
-        bindings = _bindings(event, callee.function, assume)
+        bindings = call_bindings(event, callee.function, assume, known or {})
+        if event.target.startswith("@self:"):
+            # A method of the same object: the caller's tests of `self.` state hold.
+            for key, truth in (*assume.items(), *(known or {}).items()):
+                if key.startswith("self."):
+                    bindings.setdefault(key, truth)
         if callee.function.qualname.startswith(function.qualname + "."):
             # A closure reads the caller's flags: the caller's test decides them.
             for key, truth in assume.items():
@@ -282,19 +291,22 @@ class CollectiveAnalysis:
         events: Sequence[Event],
         module: ModuleSummary,
         function: FunctionSummary,
+        context: dict[str, bool] | None = None,
     ) -> None:
+        """``context``: truth of the uniform tests enclosing ``events`` (the arm taken)."""
+        context = context or {}
         for index, event in enumerate(events):
             if isinstance(event, Branch):
-                self._check_branch(event, events[index + 1 :], module, function)
+                self._check_branch(event, events[index + 1 :], module, function, context)
             elif isinstance(event, Loop):
                 cond = self._rank_cond(event.cond, module, function)
                 if cond is not None:
-                    hits = self._relevant_leaves(event.body, module, function, cond)
+                    hits = self._relevant_leaves(event.body, module, function, cond, context)
                     if hits:
                         self._report(Divergence(DivergenceKind.LOOP_TRIP_COUNT, hits[0], cond.text))
-                self._check_block(event.body, module, function)
+                self._check_block(event.body, module, function, context)
             elif isinstance(event, Opaque):
-                self._check_block(event.body, module, function)
+                self._check_block(event.body, module, function, context)
 
     def _check_branch(
         self,
@@ -302,6 +314,7 @@ class CollectiveAnalysis:
         rest: Sequence[Event],
         module: ModuleSummary,
         function: FunctionSummary,
+        context: dict[str, bool],
     ) -> None:
         cond = self._rank_cond(branch.cond, module, function)
         if cond is not None and branch.cond is not None and self._is_balanced(branch.cond):
@@ -321,13 +334,19 @@ class CollectiveAnalysis:
                     [*branch.arms[1 - exiting], *rest],
                     kind,
                     len(branch.arms[1 - exiting]),
+                    context,
                 )
             else:
                 self._compare_paths(
-                    branch, cond, module, function, 0, list(branch.arms[1]), None, None
+                    branch, cond, module, function, 0, list(branch.arms[1]), None, None, context
                 )
-        for arm in branch.arms:
-            self._check_block(arm, module, function)
+        uniform = branch.cond if cond is None and plain_flag(branch.cond) else None
+        for index, arm in enumerate(branch.arms):
+            inner = context
+            if uniform is not None:
+                # Inside `if self.pipe_parallel:` ... `else:`, that flag is known.
+                inner = {**context, uniform.key: (index == 0) != uniform.negated}
+            self._check_block(arm, module, function, inner)
 
     def _compare_paths(
         self,
@@ -339,9 +358,10 @@ class CollectiveAnalysis:
         other_path: list[Event],
         exit_kind: str | None,
         other_arm_length: int | None,
+        context: dict[str, bool],
     ) -> None:
         """Compare the collectives of arm ``first_arm`` with those of ``other_path``."""
-        assume = dict(branch.cond.assumptions) if branch.cond is not None else {}
+        assume = {**context, **dict(branch.cond.assumptions if branch.cond is not None else ())}
         first = self._relevant_leaves(branch.arms[first_arm], module, function, cond, assume)
         in_arm: list[CollectiveLeaf] = []
         if other_arm_length is not None:
@@ -349,6 +369,13 @@ class CollectiveAnalysis:
         second = self._relevant_leaves(other_path, module, function, cond, assume)
         if [leaf.key for leaf in first] == [leaf.key for leaf in second]:
             return
+        pair = self._differing_paths(
+            branch.arms[first_arm], other_path, module, function, cond, assume
+        )
+        if pair is None:
+            return  # every path through either side issues the same collectives
+        if pair is not _TOO_MANY:
+            first, second = pair
         index = 0
         while index < len(first) and index < len(second) and first[index].key == second[index].key:
             index += 1
@@ -382,6 +409,80 @@ class CollectiveAnalysis:
                 )
                 return
         self._report(Divergence(DivergenceKind.ONE_SIDE_ONLY, leaf, cond.text, when_false))
+
+    def _differing_paths(
+        self,
+        one: Sequence[Event],
+        other: Sequence[Event],
+        module: ModuleSummary,
+        function: FunctionSummary,
+        cond: _RankCond,
+        assume: dict[str, bool],
+    ) -> tuple[list[CollectiveLeaf], list[CollectiveLeaf]] | object | None:
+        """Two paths, one through each side, that issue different collectives.
+
+        Branches the function does not decide are followed arm by arm (a
+        `barrier(); return` in each arm is one barrier on every path, not two
+        in a row). ``None``: every path issues the same sequence; ``_TOO_MANY``:
+        too many paths to tell (the caller keeps its flattened comparison).
+        """
+        sides = []
+        for events in (one, other):
+            paths = self._paths(events, module, function, assume)
+            if paths is None:
+                return _TOO_MANY
+            sides.append([[leaf for leaf in path if _relevant(leaf, cond)] for path in paths])
+        for first in sides[0]:
+            for second in sides[1]:
+                if [leaf.key for leaf in first] != [leaf.key for leaf in second]:
+                    return first, second
+        return None
+
+    def _paths(
+        self,
+        events: Sequence[Event],
+        module: ModuleSummary,
+        function: FunctionSummary,
+        assume: dict[str, bool],
+    ) -> list[list[CollectiveLeaf]] | None:
+        """The collectives of each path through ``events`` (``None``: over _MAX_PATHS)."""
+        walked = self._walk_paths(events, module, function, assume)
+        return None if walked is None else [leaves for leaves, _ in walked]
+
+    def _walk_paths(
+        self,
+        events: Sequence[Event],
+        module: ModuleSummary,
+        function: FunctionSummary,
+        assume: dict[str, bool],
+    ) -> list[tuple[list[CollectiveLeaf], bool]] | None:
+        """Each path through ``events``: its collectives, and whether it left early."""
+        paths: list[tuple[list[CollectiveLeaf], bool]] = [([], False)]
+        for event in events:
+            if all(stopped for _, stopped in paths):
+                break
+            if isinstance(event, Branch):
+                taken = decide(event.cond, {}, assume)
+                arms = event.arms if taken is None else (event.arms[0 if taken else 1],)
+                ends: list[tuple[list[CollectiveLeaf], bool]] = []
+                for arm in arms:
+                    walked = self._walk_paths(arm, module, function, assume)
+                    if walked is None:
+                        return None
+                    ends += walked
+            else:
+                found, stop = self._flatten([event], module, function, {}, assume)
+                ends = [(found, stop is not None)]
+            grown: list[tuple[list[CollectiveLeaf], bool]] = []
+            for leaves, stopped in paths:
+                if stopped:
+                    grown.append((leaves, stopped))
+                else:
+                    grown += [(leaves + tail, stop) for tail, stop in ends]
+            if len(grown) > _MAX_PATHS:
+                return None
+            paths = grown
+        return paths
 
     def _rank_cond(
         self, cond: Cond | None, module: ModuleSummary, function: FunctionSummary
@@ -461,32 +562,6 @@ def _relevant(leaf: CollectiveLeaf, cond: _RankCond) -> bool:
     return bool(cond.axes & leaf.group_axes)
 
 
-def _bindings(
-    event: CallEvent, callee: FunctionSummary, assume: dict[str, bool]
-) -> dict[str, Literal]:
-    """Parameter values a call fixes: literal arguments, flags the caller's test
-    decides (`if flag or rank == 0: f(flag)` compares the arms assuming `flag` is
-    false), and defaults it leaves alone."""
-    if event.unpacking:
-        return {}
-    params = callee.params
-    offset = 1 if callee.class_name is not None and params[:1] in (("self",), ("cls",)) else 0
-    out: dict[str, Literal] = dict(callee.defaults)
-    for position, keyword, value in event.args:
-        name = keyword
-        if name is None and position is not None and position + offset < len(params):
-            name = params[position + offset]
-        if name is None:
-            continue
-        if isinstance(value, str) and value.startswith(FLAG_PREFIX):
-            value = assume.get(value, UNKNOWN)
-        if value == UNKNOWN:
-            out.pop(name, None)
-        else:
-            out[name] = value
-    return out
-
-
 def _with_context_partner(module: ModuleSummary, function: FunctionSummary) -> FunctionSummary:
     """``__enter__`` and ``__exit__`` of one class, as one sequence: a context
     manager that makes some ranks wait on entry and the others on exit
@@ -501,36 +576,6 @@ def _with_context_partner(module: ModuleSummary, function: FunctionSummary) -> F
     if entered and isinstance(entered[-1], Exit):
         entered.pop()  # `return self`: the `with` body, then `__exit__`, follow
     return replace(function, events=[*entered, *leave.events])
-
-
-def _decide(
-    cond: Cond | None, bindings: dict[str, Literal], assume: dict[str, bool]
-) -> bool | None:
-    """Which arm a branch takes under ``bindings``/``assume``: True, False, or unknown."""
-    if cond is None:
-        return None
-    if cond.parts:
-        values = [_decide_part(*part, bindings, assume) for part in cond.parts]
-        stop = not cond.conjunction  # `and` stops at a false operand, `or` at a true one
-        if stop in values:
-            return stop
-        return None if None in values else not stop
-    decided = _decide_part(cond.key, cond.check, cond.negated, bindings, assume)
-    if decided is None and cond.rank_part is not None:
-        # The other operands are assumed where ranks can differ: the rank
-        # operand decides (`self.first and dist.is_initialized()`).
-        return _decide_part(*cond.rank_part, bindings, assume)
-    return decided
-
-
-def _decide_part(
-    key: str, check: str, negated: bool, bindings: dict[str, Literal], assume: dict[str, bool]
-) -> bool | None:
-    if key in assume:
-        return assume[key] != negated
-    if key in bindings:
-        return canonical_holds(check, negated, bindings[key])
-    return None
 
 
 def _conds(events: Sequence[Event]) -> Iterator[Cond]:

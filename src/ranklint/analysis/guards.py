@@ -51,6 +51,23 @@ def is_plain_test(test: cst.BaseExpression) -> bool:
     return isinstance(test, (cst.Name, cst.Attribute))
 
 
+def literal_comparison_subject(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``kind == "sharded"``, ``self.mode != 2``: the name compared with a literal."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    target = test.comparisons[0]
+    if not isinstance(target.operator, (cst.Equal, cst.NotEqual)):
+        return None
+    if not isinstance(target.comparator, (cst.SimpleString, cst.Integer)):
+        return None
+    return test.left if isinstance(test.left, (cst.Name, cst.Attribute)) else None
+
+
+def is_keyed_test(test: cst.BaseExpression) -> bool:
+    """A plain test, or a name compared with a literal: both are matched by their text."""
+    return is_plain_test(test) or literal_comparison_subject(test) is not None
+
+
 def is_lazy_test(test: cst.BaseExpression) -> bool:
     """A test that a cache is still empty (possibly in an ``and``): ``self.x is None``,
     ``not _groups``, ``len(_groups) == 0``, ``key not in self._groups``."""

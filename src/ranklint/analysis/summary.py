@@ -39,7 +39,7 @@ from ranklint.analysis.events import (
     Site,
 )
 from ranklint.analysis.framework import collective_property, synced_log
-from ranklint.analysis.guards import is_lazy_test, is_plain_test
+from ranklint.analysis.guards import is_keyed_test, is_lazy_test, literal_comparison_subject
 from ranklint.analysis.hot_markers import hot_reason, marker_label, periodic_arm
 from ranklint.analysis.names import dotted_name
 from ranklint.analysis.rank import (
@@ -424,7 +424,7 @@ class FactsBuilder:
             taint = self.rank.taint(test)
         if not taint.possible and isinstance(test, cst.BooleanOperation):
             return self._compound_flag(test)
-        if not taint.possible and not is_plain_test(test):
+        if not taint.possible and not is_keyed_test(test):
             return None  # nothing to decide or match: skip the code generation
         key, check, negated, subject = self._canonical(test)
         summary = self._frames[-1].summary
@@ -479,7 +479,7 @@ class FactsBuilder:
         parts: list[tuple[str, str, bool]] = []
         decidable = False
         for operand in boolean_operands(test, type(test.operator)):
-            if not is_plain_test(operand):
+            if not is_keyed_test(operand):
                 parts.append(("", "truthy", False))
                 continue
             key, check, negated, subject = self._canonical(operand)
@@ -530,7 +530,8 @@ class FactsBuilder:
         if dotted is not None:
             return dotted, "truthy", negated, test
         text = " ".join(self.module.code_for_node(test).split())
-        return text, "truthy", negated, test
+        # `kind == "sharded"`: keyed by its text, its subject is the name tested.
+        return text, "truthy", negated, literal_comparison_subject(test) or test
 
     # -- result ------------------------------------------------------------
     def summary(self, exports: dict[str, str]) -> ModuleSummary:

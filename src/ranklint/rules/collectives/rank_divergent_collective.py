@@ -19,7 +19,13 @@ class RankDivergentCollective(Rule):
     what = """\
 Reports a collective (all_reduce, broadcast, barrier, all_gather_object,
 distributed checkpoint save/load, FSDP state-dict gathering, accelerate and
-Lightning wrappers, ...) that only some ranks of its group reach, because of:
+Lightning wrappers, ...) that only some ranks of its group reach. Collectives
+that frameworks issue implicitly count too: Lightning's `self.log(...,
+sync_dist=True)` (and `log_dict`, once per key: a dict whose keys depend on
+the rank is a loop with a rank-dependent trip count), reading
+`trainer.log_dir` (a broadcast) or, in a hook, `trainer.callback_metrics`
+(it computes and syncs the logged metrics), Hugging Face
+`trainer.save_model()`. A collective is missed by some ranks because of:
 
 - a rank-dependent `if`/`elif`/`else`, conditional expression, or `and`/`or`
   short circuit (`rank == 0 and dist.barrier()`);
@@ -49,7 +55,13 @@ process-global random state (`random.random()`, `torch.rand()` without a
 
 When both arms of a rank-dependent branch issue the same collectives in the
 same order on the same group, nothing is reported; when they differ, the
-first difference is.
+first difference is. Branches the analysis cannot decide are followed path
+by path (up to 32 paths): `barrier(); return` in one arm and one `barrier()`
+on every path of the rest is balanced. Uniform tests decide what they
+enclose: inside `else:` of `if self.pipe_parallel:`, a method of the same
+object that tests `self.pipe_parallel` is known to skip that branch, and a
+flag passed on through several calls (`f(use_zero=self.use_zero)`, then
+`g(use_zero=use_zero)`) keeps the truth the early exit's test gave it.
 """
     why = """\
 A collective completes only when every member of its group calls it. Ranks
@@ -91,7 +103,7 @@ Known false alarms (docs/ecosystem-review.md): a leader/worker protocol where
 the other ranks' matching collective sits in a method of an object whose
 class is unknown (`deployable.generate_other_ranks()`); a config flag that
 rules out the collective, tested in a callee under another name than the
-caller's; a framework call that is a collective only in another
+caller's and not passed as an argument; a framework call that is a collective only in another
 configuration (`get_model_state_dict` of a module not sharded yet). Values
 that differ per rank only through data (a loader's length, a metrics dict
 whose keys come from the batch) or through the file system are not
