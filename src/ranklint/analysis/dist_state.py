@@ -11,13 +11,14 @@ reads that state, directly or through a module-level helper of the same file
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
 from ranklint.analysis.catalog import RANK_ENVIRONMENT
 from ranklint.analysis.literals import string_value
 from ranklint.analysis.names import dotted_name
+from ranklint.analysis.nodes import iter_nodes
 
 Resolve = Callable[[cst.BaseExpression], "str | None"]
 
@@ -55,13 +56,7 @@ def _code(node: cst.CSTNode) -> str:
 
 def walk_code(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Nodes under ``node`` that run with it: not the bodies of functions or lambdas."""
-    stack: list[cst.CSTNode] = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        if isinstance(current, (cst.FunctionDef, cst.Lambda)):
-            continue
-        stack.extend(reversed(current.children))
+    return iter_nodes(node, into_functions=False)
 
 
 def _environment_key(node: cst.CSTNode, resolve: Resolve) -> str | None:
@@ -80,7 +75,7 @@ def _environment_key(node: cst.CSTNode, resolve: Resolve) -> str | None:
 
 
 def state_read(
-    node: cst.CSTNode, resolve: Resolve, helpers: Mapping[str, str] | None = None
+    node: cst.CSTNode, resolve: Resolve, helpers: ModuleHelpers | None = None
 ) -> str | None:
     """How ``node`` reads distributed state (``os.environ["RANK"]``), or ``None``."""
     for current in walk_code(node):
@@ -92,25 +87,47 @@ def state_read(
         if resolve(current.func) in STATE_QUERIES:
             return _code(current)
         name = dotted_name(current.func)
-        if helpers and name in helpers:
-            return f"{_code(current)}, which reads {helpers[name]}"
+        read = helpers.read(name) if helpers is not None and name is not None else None
+        if read is not None:
+            return f"{_code(current)}, which reads {read}"
     return None
 
 
-def _module_functions(module: cst.Module) -> Iterator[cst.FunctionDef]:
-    for statement in module.body:
-        if isinstance(statement, cst.FunctionDef):
-            yield statement
+class ModuleHelpers:
+    """The module-level functions of one module, each read only when asked about.
 
+    ``read(name)``: what a helper's own code reads of distributed state;
+    ``falls_back(name)``: whether it reads the rank only once a group exists
+    and assumes a default otherwise (``dist.get_rank() if
+    dist.is_initialized() else 0``): called before ``init_process_group``,
+    every rank takes the default and acts as rank 0.
+    """
 
-def state_helpers(module: cst.Module, resolve: Resolve) -> dict[str, str]:
-    """Module-level functions of ``module`` whose own code reads distributed state."""
-    helpers: dict[str, str] = {}
-    for function in _module_functions(module):
-        read = state_read(function.body, resolve) or _environment_by_name(function, resolve)
-        if read is not None:
-            helpers[function.name.value] = read
-    return helpers
+    def __init__(self, module: cst.Module, resolve: Resolve) -> None:
+        self.resolve = resolve
+        self.functions = {
+            statement.name.value: statement
+            for statement in module.body
+            if isinstance(statement, cst.FunctionDef)
+        }
+        self._reads: dict[str, str | None] = {}
+        self._fallbacks: dict[str, bool] = {}
+
+    def read(self, name: str) -> str | None:
+        if name not in self._reads:
+            function = self.functions.get(name)
+            self._reads[name] = None
+            if function is not None:
+                self._reads[name] = state_read(function.body, self.resolve) or (
+                    _environment_by_name(function, self.resolve)
+                )
+        return self._reads[name]
+
+    def falls_back(self, name: str) -> bool:
+        if name not in self._fallbacks:
+            function = self.functions.get(name)
+            self._fallbacks[name] = function is not None and _falls_back(function, self.resolve)
+        return self._fallbacks[name]
 
 
 def _environment_by_name(function: cst.FunctionDef, resolve: Resolve) -> str | None:
@@ -128,30 +145,18 @@ def _environment_by_name(function: cst.FunctionDef, resolve: Resolve) -> str | N
     return f"os.environ[{keys[0]!r}]" if keys and reads else None
 
 
-def fallback_helpers(module: cst.Module, resolve: Resolve) -> set[str]:
-    """Functions that read the rank only once a group exists, else assume a default.
-
-    ``rank = dist.get_rank() if dist.is_initialized() else 0``: called before
-    ``init_process_group``, every rank takes the default and acts as rank 0.
-    """
-    found: set[str] = set()
-    for function in _module_functions(module):
-        body = function.body
-        called = {resolve(node.func) for node in walk_code(body) if isinstance(node, cst.Call)}
-        environment = any(
-            _environment_key(node, resolve) in RANK_ENVIRONMENT for node in walk_code(body)
-        )
-        if called & _INITIALIZED and called & _RANK_QUERIES and not environment:
-            found.add(function.name.value)
-    return found
-
-
-def initialises(node: cst.CSTNode, resolve: Resolve) -> bool:
-    """Whether ``node``'s own code creates the default process group."""
-    return any(
-        isinstance(current, cst.Call) and resolve(current.func) in INIT_CALLS
-        for current in walk_code(node)
+def _falls_back(function: cst.FunctionDef, resolve: Resolve) -> bool:
+    body = function.body
+    called = {resolve(node.func) for node in walk_code(body) if isinstance(node, cst.Call)}
+    environment = any(
+        _environment_key(node, resolve) in RANK_ENVIRONMENT for node in walk_code(body)
     )
+    return bool(called & _INITIALIZED and called & _RANK_QUERIES) and not environment
+
+
+def is_init_call(node: cst.Call, resolve: Resolve) -> bool:
+    """``init_process_group(...)`` / ``deepspeed.init_distributed()``."""
+    return resolve(node.func) in INIT_CALLS
 
 
 def _is_main_guard(statement: cst.CSTNode) -> bool:

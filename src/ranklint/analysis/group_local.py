@@ -33,6 +33,7 @@ import libcst as cst
 
 from ranklint.analysis.catalog import CallSpec
 from ranklint.analysis.names import dotted_name, last_name
+from ranklint.analysis.nodes import iter_nodes
 from ranklint.analysis.summary import find_argument
 
 _DIST = "torch.distributed"
@@ -315,11 +316,7 @@ def _query_group(node: cst.BaseExpression) -> str:
 
 def _walk(body: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Every node under ``body``, in source order (nested functions included)."""
-    stack: list[cst.CSTNode] = [body]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(reversed(node.children))
+    return iter_nodes(body)
 
 
 def _receivers(function: cst.FunctionDef, method: bool) -> tuple[str, ...]:

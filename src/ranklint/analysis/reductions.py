@@ -39,6 +39,8 @@ Resolve = Callable[[cst.BaseExpression], "str | None"]
 _DIST = "torch.distributed"
 _ALL_REDUCE = frozenset({f"{_DIST}.all_reduce", f"{_DIST}.distributed_c10d.all_reduce"})
 _WORLD_SIZE = frozenset({f"{_DIST}.get_world_size", f"{_DIST}.distributed_c10d.get_world_size"})
+# Calls without which no mismatch can exist in a module.
+REDUCTION_CALLS = _ALL_REDUCE | _WORLD_SIZE
 _MATMUL = frozenset({"matmul", "mm", "bmm", "einsum"})
 _METER_WORDS = ("avg", "ave", "mean", "meter", "average")
 

@@ -14,7 +14,6 @@ reads those from their parent (``Import``, ``FunctionDef``, ...).
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import traceback
 from collections.abc import Callable, Iterable
@@ -27,67 +26,14 @@ from ranklint.analysis.context import Condition, FileContext, FunctionFrame
 from ranklint.analysis.events import Site
 from ranklint.analysis.guards import guard_kind
 from ranklint.analysis.names import ScopeKind
+from ranklint.analysis.nodes import _NODE, _SEQUENCE, _child_fields, _value_kind
 from ranklint.analysis.visitor import NodeVisitor
 from ranklint.findings import InternalError
 
 logger = logging.getLogger(__name__)
 
-# Fields that only ever hold whitespace, comments or punctuation.
-_TRIVIA_FIELDS = frozenset(
-    {
-        "lpar",
-        "rpar",
-        "leading_lines",
-        "lines_after_decorators",
-        "header",
-        "footer",
-        "comma",
-        "semicolon",
-        "trailing_whitespace",
-        "equal",
-        "colon",
-        "dot",
-        "newline",
-    }
-)
-_CHILD_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
-
 # (the visitor's key in failed_rules, how errors name it, the bound handler)
 Handler = tuple[str, str, Callable[[cst.CSTNode], object]]
-
-
-_NODE, _SEQUENCE, _OTHER = "node", "sequence", "other"
-_VALUE_KINDS: dict[type, str] = {}
-
-
-def _value_kind(cls: type) -> str:
-    """Whether a field value's type is a node, a sequence, or neither (cached per type).
-
-    ``isinstance(x, cst.CSTNode)`` goes through ABC machinery on every call;
-    the walk asks it for every field of every node.
-    """
-    kind = _VALUE_KINDS.get(cls)
-    if kind is None:
-        if issubclass(cls, cst.CSTNode):
-            kind = _NODE
-        elif issubclass(cls, (tuple, list)):
-            kind = _SEQUENCE
-        else:
-            kind = _OTHER
-        _VALUE_KINDS[cls] = kind
-    return kind
-
-
-def _child_fields(cls: type[cst.CSTNode]) -> tuple[str, ...]:
-    names = _CHILD_FIELDS.get(cls)
-    if names is None:
-        names = tuple(
-            field.name
-            for field in dataclasses.fields(cls)
-            if field.name not in _TRIVIA_FIELDS and "whitespace" not in field.name
-        )
-        _CHILD_FIELDS[cls] = names
-    return names
 
 
 class Walker:

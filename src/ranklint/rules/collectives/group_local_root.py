@@ -8,7 +8,14 @@ import libcst as cst
 
 from ranklint.analysis import catalog
 from ranklint.analysis.context import FileContext
-from ranklint.analysis.group_local import scan_scope
+from ranklint.analysis.group_local import (
+    LocalRoot,
+    MixedComparison,
+    is_default_group,
+    scan_scope,
+)
+from ranklint.analysis.nodes import iter_nodes, placement
+from ranklint.analysis.summary import find_argument
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
 
@@ -160,53 +167,63 @@ tp_rank`, a global rank built from axis ranks) are not group-local.
 
     def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
         super().__init__(ctx, sink)
-        self._messages: dict[int, tuple[cst.CSTNode, str]] = {}
-        self._read: set[int] = set()
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._scan(node)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if id(node) not in self._read:
-            self._scan(node)
-
-    def _scan(self, node: cst.FunctionDef | cst.ClassDef) -> None:
-        resolve = self.ctx.resolve
-        # By qualified name, not through `ctx.calls`: that classifier caches its
-        # answer, and depends on where the walk is (inside `state_dict_type`).
-        found, read = scan_scope(node, resolve, lambda call: catalog.lookup(resolve(call.func)))
-        self._read.update(id(function) for function in read)
-        for root in found.roots:
-            local = root.local
-            self._messages[id(root.value)] = (
-                root.value,
-                f"`{root.keyword}={_short(root.value)}` of `{root.call}` is a rank within "
-                f"`{root.group}` ({local.how} `{local.source}`), but `{root.keyword}` is a global "
-                f"rank: it names the wrong rank, or none, on every group that does not start "
-                f"at global rank 0; pass `group_{root.keyword}=` (torch >= 2.6) or "
-                f"`dist.get_global_rank({root.group}, ...)`",
-            )
-        for mixed in found.comparisons:
-            self._messages[id(mixed.node)] = (
-                mixed.node,
-                f"compares `{mixed.root_side}`, a global root (`{mixed.call}` takes it as "
-                f"`src`/`dst`), with `{mixed.local_side}`, a rank within a group (from "
-                f"`{mixed.local.source}`): the two are numbered differently, so the test is "
-                f"wrong on every group that does not start at global rank 0; compare with "
-                f"`dist.get_rank()` or map one side with `dist.get_global_rank`",
-            )
-
-    def on_visit(self, node: cst.CSTNode) -> None:
-        pending = self._messages.pop(id(node), None)
-        if pending is not None:
-            self.report(pending[0], pending[1])
+        # A rooted collective on a group other than the default one was walked.
+        self._rooted = False
 
     def visit_Call(self, node: cst.Call) -> None:
-        for arg in node.args:
-            self.on_visit(arg.value)
+        if self._rooted:
+            return
+        spec, _ = self.ctx.calls.classify(node)
+        if spec is not None and spec.roots and spec.group is not None:
+            self._rooted = not is_default_group(find_argument(node, spec.group))
 
-    def visit_Comparison(self, node: cst.Comparison) -> None:
-        self.on_visit(node)
+    def leave_Module(self, node: cst.Module) -> None:
+        # Read once the walk is over, and only in modules with such a collective.
+        if not self._rooted:
+            return
+        resolve = self.ctx.resolve
+        read: set[int] = set()
+        reported: set[int] = set()
+        for scope in iter_nodes(node):
+            if not isinstance(scope, (cst.ClassDef, cst.FunctionDef)) or id(scope) in read:
+                continue
+            # By qualified name: the walk's classifier depends on where it was.
+            found, functions = scan_scope(
+                scope, resolve, lambda call: catalog.lookup(resolve(call.func))
+            )
+            read.update(id(function) for function in functions)
+            # A nested function is read with its outer one, and again alone.
+            for root in found.roots:
+                if id(root.value) not in reported:
+                    reported.add(id(root.value))
+                    self._report_root(node, root)
+            for mixed in found.comparisons:
+                if id(mixed.node) not in reported:
+                    reported.add(id(mixed.node))
+                    self._report_comparison(node, mixed)
+
+    def _report_root(self, module: cst.Module, root: LocalRoot) -> None:
+        local = root.local
+        self.report(
+            root.value,
+            f"`{root.keyword}={_short(root.value)}` of `{root.call}` is a rank within "
+            f"`{root.group}` ({local.how} `{local.source}`), but `{root.keyword}` is a global "
+            f"rank: it names the wrong rank, or none, on every group that does not start "
+            f"at global rank 0; pass `group_{root.keyword}=` (torch >= 2.6) or "
+            f"`dist.get_global_rank({root.group}, ...)`",
+            where=placement(module, root.value),
+        )
+
+    def _report_comparison(self, module: cst.Module, mixed: MixedComparison) -> None:
+        self.report(
+            mixed.node,
+            f"compares `{mixed.root_side}`, a global root (`{mixed.call}` takes it as "
+            f"`src`/`dst`), with `{mixed.local_side}`, a rank within a group (from "
+            f"`{mixed.local.source}`): the two are numbered differently, so the test is "
+            f"wrong on every group that does not start at global rank 0; compare with "
+            f"`dist.get_rank()` or map one side with `dist.get_global_rank`",
+            where=placement(module, mixed.node),
+        )
 
 
 def _short(node: cst.BaseExpression) -> str:

@@ -7,16 +7,12 @@ from collections.abc import Callable
 import libcst as cst
 
 from ranklint.analysis.context import FileContext
-from ranklint.analysis.dist_state import (
-    fallback_helpers,
-    initialises,
-    runs_as_script,
-    state_helpers,
-    state_read,
-    walk_code,
-)
+from ranklint.analysis.dist_state import ModuleHelpers, is_init_call, runs_as_script, state_read
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
+
+# (simple statement line, module-level statement) of a call, for a later report.
+_Place = tuple[cst.CSTNode | None, cst.CSTNode | None]
 
 
 class ImportTimeDistributedState(Rule):
@@ -155,20 +151,21 @@ time, in an order a linter cannot tell).
 
     def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
         super().__init__(ctx, sink)
-        self._off = ctx.is_script
-        self._tables: tuple[dict[str, str], set[str]] | None = None
-        self._early: dict[int, str] = {}
+        self._off: bool | None = True if ctx.is_script else None
+        self._helpers: ModuleHelpers | None = None
+        # Per enclosing function: calls of module functions by name, with their place.
+        self._calls: list[list[tuple[cst.Call, str, _Place]]] = []
 
-    def _read_module(self) -> tuple[dict[str, str], set[str]]:
-        """The module's state-reading helpers, read once its imports are bound."""
-        if self._tables is None:
-            ctx = self.ctx
-            self._off = self._off or runs_as_script(ctx.module, ctx.resolve)
-            self._tables = (
-                state_helpers(ctx.module, ctx.resolve),
-                fallback_helpers(ctx.module, ctx.resolve),
-            )
-        return self._tables
+    def _module(self) -> ModuleHelpers | None:
+        """The module's helpers (read once its imports are bound); None in entry scripts."""
+        ctx = self.ctx
+        if self._off is None:
+            self._off = runs_as_script(ctx.module, ctx.resolve)
+        if self._off:
+            return None
+        if self._helpers is None:
+            self._helpers = ModuleHelpers(ctx.module, ctx.resolve)
+        return self._helpers
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._stored(node.value)
@@ -181,8 +178,8 @@ time, in an order a linter cannot tell).
         ctx = self.ctx
         if self._off or not (ctx.import_time and ctx.reachable) or ctx.functions:
             return
-        helpers, _ = self._read_module()
-        if self._off or _keeps_run_value(value):
+        helpers = self._module()
+        if helpers is None or _keeps_run_value(value):
             return
         read = state_read(value, ctx.resolve, helpers)
         if read is None:
@@ -195,34 +192,34 @@ time, in an order a linter cannot tell).
         )
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        _, fallbacks = self._read_module()
-        if self._off or not fallbacks:
-            return
-        resolve = self.ctx.resolve
-        statements = list(node.body.body)
-        first = next((i for i, s in enumerate(statements) if initialises(s, resolve)), None)
-        if first is None:
-            return
-        for statement in statements[:first]:
-            for call in _calls(statement):
-                name = call.func.value if isinstance(call.func, cst.Name) else None
-                if name in fallbacks:
-                    self._early[id(call)] = name
+        self._calls.append([])
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._calls.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
-        name = self._early.pop(id(node), None)
-        if name is None:
+        if not self._calls or self._off:
             return
-        self.report(
-            node,
-            f"`{name}()` reads the rank before `init_process_group()` below, and falls back to "
-            f"rank 0 when no group exists: every rank acts as rank 0 here (logs, saves, "
-            f"downloads); initialise the group first, or fall back to `os.environ['RANK']`",
-        )
-
-
-def _calls(statement: cst.CSTNode) -> list[cst.Call]:
-    return [node for node in walk_code(statement) if isinstance(node, cst.Call)]
+        if isinstance(node.func, cst.Name):
+            self._calls[-1].append((node, node.func.value, self.here()))
+            return
+        if not is_init_call(node, self.ctx.resolve):
+            return
+        helpers = self._module()
+        if helpers is None:
+            return
+        # Calls made earlier in this function, of a helper that assumes rank 0.
+        for call, name, where in self._calls[-1]:
+            if helpers.falls_back(name):
+                self.report(
+                    call,
+                    f"`{name}()` reads the rank before `init_process_group()` below, and falls "
+                    f"back to rank 0 when no group exists: every rank acts as rank 0 here (logs, "
+                    f"saves, downloads); initialise the group first, or fall back to "
+                    f"`os.environ['RANK']`",
+                    where=where,
+                )
+        self._calls[-1].clear()
 
 
 def _keeps_run_value(value: cst.BaseExpression) -> bool:

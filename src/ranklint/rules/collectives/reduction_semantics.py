@@ -7,7 +7,8 @@ from collections.abc import Callable
 import libcst as cst
 
 from ranklint.analysis.context import FileContext
-from ranklint.analysis.reductions import Mismatch, scan_module
+from ranklint.analysis.nodes import placement
+from ranklint.analysis.reductions import REDUCTION_CALLS, Mismatch, scan_module
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
 
@@ -202,32 +203,15 @@ torchmetrics) are not modelled, so summing them again is not seen.
 
     def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
         super().__init__(ctx, sink)
-        self._pending: dict[int, Mismatch] | None = None
-
-    def _scan(self) -> dict[int, Mismatch]:
-        if self._pending is None:
-            found = scan_module(self.ctx.module, self.ctx.resolve)
-            self._pending = {id(m.node): m for m in found}
-        return self._pending
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._scan()  # once the module's imports are bound
-
-    def on_visit(self, node: cst.CSTNode) -> None:
-        if self._pending is None:
-            return
-        found = self._pending.pop(id(node), None)
-        if found is not None:
-            self.report(node, _message(found))
+        self._relevant = False
 
     def visit_Call(self, node: cst.Call) -> None:
-        self.on_visit(node)
+        if not self._relevant and self.ctx.resolve(node.func) in REDUCTION_CALLS:
+            self._relevant = True
 
-    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        self.on_visit(node)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self.on_visit(node)
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.on_visit(node)
+    def leave_Module(self, node: cst.Module) -> None:
+        # Read once the walk is over, and only where a reduction or the world size is used.
+        if not self._relevant:
+            return
+        for found in scan_module(node, self.ctx.resolve):
+            self.report(found.node, _message(found), where=placement(node, found.node))

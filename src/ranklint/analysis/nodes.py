@@ -1,0 +1,117 @@
+"""Fast iteration over libcst nodes.
+
+``CSTNode.children`` rebuilds the node through a visitor on every call; the
+analyses that read a function's body ahead of the walk (``group_local``,
+``dist_state``, ``reductions``) would pay that for every node. These helpers
+read the dataclass fields instead, skipping whitespace and punctuation (the
+engine's walker uses the same tables).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+import libcst as cst
+
+# Fields that only ever hold whitespace, comments or punctuation.
+_TRIVIA_FIELDS = frozenset(
+    {
+        "lpar",
+        "rpar",
+        "leading_lines",
+        "lines_after_decorators",
+        "header",
+        "footer",
+        "comma",
+        "semicolon",
+        "trailing_whitespace",
+        "equal",
+        "colon",
+        "dot",
+        "newline",
+    }
+)
+_CHILD_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
+
+_NODE, _SEQUENCE, _OTHER = "node", "sequence", "other"
+_VALUE_KINDS: dict[type, str] = {}
+
+
+def _value_kind(cls: type) -> str:
+    """Whether a field value's type is a node, a sequence, or neither (cached per type).
+
+    ``isinstance(x, cst.CSTNode)`` goes through ABC machinery on every call;
+    the walk asks it for every field of every node.
+    """
+    kind = _VALUE_KINDS.get(cls)
+    if kind is None:
+        if issubclass(cls, cst.CSTNode):
+            kind = _NODE
+        elif issubclass(cls, (tuple, list)):
+            kind = _SEQUENCE
+        else:
+            kind = _OTHER
+        _VALUE_KINDS[cls] = kind
+    return kind
+
+
+def _child_fields(cls: type[cst.CSTNode]) -> tuple[str, ...]:
+    names = _CHILD_FIELDS.get(cls)
+    if names is None:
+        names = tuple(
+            field.name
+            for field in dataclasses.fields(cls)
+            if field.name not in _TRIVIA_FIELDS and "whitespace" not in field.name
+        )
+        _CHILD_FIELDS[cls] = names
+    return names
+
+
+def iter_nodes(node: cst.CSTNode, *, into_functions: bool = True) -> Iterator[cst.CSTNode]:
+    """``node`` and every node under it, in source order.
+
+    With ``into_functions=False``, the bodies of nested functions and lambdas
+    (code that does not run with ``node``) are not entered.
+    """
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if not into_functions and isinstance(current, (cst.FunctionDef, cst.Lambda)):
+            continue
+        children: list[cst.CSTNode] = []
+        for name in _child_fields(type(current)):
+            value = getattr(current, name)
+            kind = _value_kind(type(value))
+            if kind is _NODE:
+                children.append(value)
+            elif kind is _SEQUENCE:
+                children.extend(item for item in value if _value_kind(type(item)) is _NODE)
+        stack.extend(reversed(children))
+
+
+def placement(
+    module: cst.Module, target: cst.CSTNode
+) -> tuple[cst.CSTNode | None, cst.CSTNode | None]:
+    """(innermost simple statement line, module-level statement) holding ``target``.
+
+    What the walker's context holds while it visits ``target``: for rules that
+    decide after the walk and report then.
+    """
+    for top in module.body:
+        stack: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(top, None)]
+        while stack:
+            current, line = stack.pop()
+            if isinstance(current, cst.SimpleStatementLine):
+                line = current
+            if current is target:
+                return line, top
+            for name in _child_fields(type(current)):
+                value = getattr(current, name)
+                kind = _value_kind(type(value))
+                if kind is _NODE:
+                    stack.append((value, line))
+                elif kind is _SEQUENCE:
+                    stack.extend((item, line) for item in value if _value_kind(type(item)) is _NODE)
+    return None, None
