@@ -15,30 +15,55 @@ def _lines(body: str) -> list[int]:
 
 
 @pytest.mark.parametrize(
-    ("setup", "root"),
+    ("setup", "root", "source"),
     [
-        ("r = dist.get_rank(g)", "r"),
-        ("r = dist.get_rank(group=g)", "r"),
-        ("r = pg.rank()", "r"),
-        ("r = dist.get_rank(g)", "(r + 1) % dist.get_world_size(g)"),
-        ("r = dist.get_rank(g)", "r - 1"),
-        ("r = dist.get_rank(g)", "1 + r"),
-        ("n = dist.get_world_size(g)", "n - 1"),
-        ("r = int(dist.get_rank(g))", "r"),
-        ("r = dist.get_group_rank(g, 3)", "r"),
-        ("r = mesh.get_local_rank('tp')", "r"),
-        ("r = mesh.get_coordinate()[0]", "r"),
-        ("r = get_tensor_model_parallel_rank()", "r"),
-        ("r: int = process_group.rank()", "r"),
+        ("r = dist.get_rank(g)", "r", "from `dist.get_rank(g)`"),
+        ("r = dist.get_rank(group=g)", "r", "from `dist.get_rank(group=g)`"),
+        ("r = pg.rank()", "r", "from `pg.rank()`"),
+        ("r = dist.get_rank(g)", "(r + 1) % dist.get_world_size(g)", "from `dist.get_rank(g)`"),
+        ("r = dist.get_rank(g)", "r - 1", "from `dist.get_rank(g)`"),
+        ("r = dist.get_rank(g)", "1 + r", "from `dist.get_rank(g)`"),
+        ("n = dist.get_world_size(g)", "n - 1", "from `dist.get_world_size(g)`"),
+        ("n = pg.size()", "n - 1", "from `pg.size()`"),
+        ("r = int(dist.get_rank(g))", "r", "from `dist.get_rank(g)`"),
+        ("r = dist.get_group_rank(g, 3)", "r", "from `dist.get_group_rank(g, 3)`"),
+        ("r = mesh.get_local_rank('tp')", "r", "from `mesh.get_local_rank('tp')`"),
+        ("r = mesh.get_coordinate()[0]", "r", "from `mesh.get_coordinate()[0]`"),
+        ("r = get_tensor_model_parallel_rank()", "r", "from `get_tensor_model_parallel_rank()`"),
+        ("n = get_data_parallel_world_size()", "n - 1", "from `get_data_parallel_world_size()`"),
+        ("r: int = process_group.rank()", "r", "from `process_group.rank()`"),
+        ("r = (dist.get_rank(g) + 1) % 4", "r", "from `dist.get_rank(g)`"),
     ],
 )
-def test_root_derived_from_a_group_query_is_reported(setup: str, root: str) -> None:
+def test_root_derived_from_a_group_query_is_reported_with_its_source(
+    setup: str, root: str, source: str
+) -> None:
     body = (
         f"def share(t, g, mesh, process_group, pg):\n    {setup}\n"
         f"    dist.broadcast(t, {root}, g)\n"
     )
 
-    assert _lines(body) == [6]
+    [finding] = findings_of(HEADER + body, select=SELECT)
+
+    assert finding.line == 6
+    assert f"is a rank within `g` ({source})" in finding.message
+
+
+@pytest.mark.parametrize(
+    ("setup", "root", "source"),
+    [
+        ("if pg.rank() == r:\n        t.zero_()", "r", "compared with `pg.rank()`"),
+        ("if r == pg.rank():\n        t.zero_()", "r + 1", "compared with `pg.rank()`"),
+        ("if dist.get_rank(g) != r:\n        t.zero_()", "r", "compared with `dist.get_rank(g)`"),
+        ("ok = dist.get_rank(group=g) == r", "r", "compared with `dist.get_rank(group=g)`"),
+    ],
+)
+def test_root_compared_with_a_group_query_says_so(setup: str, root: str, source: str) -> None:
+    body = f"def share(t, g, pg, r):\n    {setup}\n    dist.broadcast(t, {root}, g)\n"
+
+    [finding] = findings_of(HEADER + body, select=SELECT)
+
+    assert f"({source})" in finding.message
 
 
 @pytest.mark.parametrize(
