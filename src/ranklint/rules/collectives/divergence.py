@@ -38,6 +38,12 @@ def _message(divergence: Divergence) -> str:
             f"{subject} runs only on the rank that `{condition}` selects; the other ranks "
             f"never call it and hang in their next collective"
         )
+    if kind is DivergenceKind.LOOP_TRIP_COUNT and divergence.leaf.op == "log_dict":
+        return (
+            f"{subject} all-reduces once per key of `{condition}`, whose keys depend on the "
+            f"rank: ranks with fewer keys hang in it or pair it with another rank's collective; "
+            f"log the same keys on every rank (the sorted union, with a default value)"
+        )
     if kind is DivergenceKind.LOOP_TRIP_COUNT:
         return (
             f"{subject} runs in a loop whose trip count or order depends on the rank "
