@@ -87,6 +87,11 @@ def _names(prefixes: Iterable[str], name: str) -> tuple[str, ...]:
     return tuple(f"{prefix}.{name}" for prefix in prefixes)
 
 
+def torch_distributed(name: str) -> frozenset[str]:
+    """``torch.distributed.X`` and its home in ``distributed_c10d``: how X resolves."""
+    return frozenset(_torch(name, mirrors=False))
+
+
 def _torch(name: str, *, mirrors: bool = True) -> tuple[str, ...]:
     """``torch.distributed.X``, its home in ``distributed_c10d``, and DeepSpeed's mirror."""
     prefixes = ["torch.distributed", _C10D]

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterator
 
 import libcst as cst
 
-from ranklint.analysis.catalog import RANK_ENVIRONMENT
+from ranklint.analysis.catalog import RANK_ENVIRONMENT, torch_distributed
 from ranklint.analysis.literals import string_value
 from ranklint.analysis.names import dotted_name
-from ranklint.analysis.nodes import iter_nodes
+from ranklint.analysis.nodes import iter_nodes, source_text
 
 Resolve = Callable[[cst.BaseExpression], "str | None"]
 
@@ -34,24 +34,19 @@ DISTRIBUTED_ENVIRONMENT: frozenset[str] = RANK_ENVIRONMENT | frozenset(
         "PMI_SIZE",
     }
 )
-_DIST = "torch.distributed"
 # Queries of the process group's state.
 STATE_QUERIES: frozenset[str] = frozenset(
     name
     for query in ("get_rank", "get_world_size", "is_initialized", "get_node_local_rank")
-    for name in (f"{_DIST}.{query}", f"{_DIST}.distributed_c10d.{query}")
+    for name in torch_distributed(query)
 ) | frozenset({"deepspeed.comm.get_rank", "deepspeed.comm.get_world_size"})
-_INITIALIZED = frozenset({f"{_DIST}.is_initialized", f"{_DIST}.distributed_c10d.is_initialized"})
-_RANK_QUERIES = frozenset({f"{_DIST}.get_rank", f"{_DIST}.distributed_c10d.get_rank"})
+_INITIALIZED = torch_distributed("is_initialized")
+_RANK_QUERIES = torch_distributed("get_rank")
 _ENVIRON = frozenset({"os.environ"})
 _GETENV = frozenset({"os.getenv", "os.environ.get"})
 INIT_CALLS: frozenset[str] = frozenset(
-    {f"{_DIST}.init_process_group", "deepspeed.init_distributed"}
+    {"torch.distributed.init_process_group", "deepspeed.init_distributed"}
 )
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
 
 
 def walk_code(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -81,15 +76,15 @@ def state_read(
     for current in walk_code(node):
         key = _environment_key(current, resolve)
         if key is not None and key in DISTRIBUTED_ENVIRONMENT:
-            return _code(current)
+            return source_text(current)
         if not isinstance(current, cst.Call):
             continue
         if resolve(current.func) in STATE_QUERIES:
-            return _code(current)
+            return source_text(current)
         name = dotted_name(current.func)
         read = helpers.read(name) if helpers is not None and name is not None else None
         if read is not None:
-            return f"{_code(current)}, which reads {read}"
+            return f"{source_text(current)}, which reads {read}"
     return None
 
 

@@ -31,18 +31,16 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ranklint.analysis.catalog import CallSpec
+from ranklint.analysis.catalog import CallSpec, torch_distributed
 from ranklint.analysis.names import dotted_name, last_name
-from ranklint.analysis.nodes import iter_nodes
+from ranklint.analysis.nodes import iter_nodes, source_text
 from ranklint.analysis.summary import find_argument
 
 _DIST = "torch.distributed"
-_RANK_QUERIES = frozenset({f"{_DIST}.get_rank", f"{_DIST}.distributed_c10d.get_rank"})
-_SIZE_QUERIES = frozenset({f"{_DIST}.get_world_size", f"{_DIST}.distributed_c10d.get_world_size"})
+_RANK_QUERIES = torch_distributed("get_rank")
+_SIZE_QUERIES = torch_distributed("get_world_size")
 # get_group_rank(group, global_rank) maps a global rank into the group.
-_GROUP_RANK_QUERIES = frozenset(
-    {f"{_DIST}.get_group_rank", f"{_DIST}.distributed_c10d.get_group_rank"}
-)
+_GROUP_RANK_QUERIES = torch_distributed("get_group_rank")
 # Receivers of `.rank()` / `.size()` that are process groups by name.
 _GROUP_RECEIVER = re.compile(r"(?i)(?:^|_)(?:pg|process_group|group)s?$|group$")
 # Megatron-style helpers: the rank within (the size of) one parallel axis' group.
@@ -97,10 +95,6 @@ class ScopeFindings:
     comparisons: list[MixedComparison] = field(default_factory=list)
 
 
-def code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
-
-
 def is_default_group(group: cst.BaseExpression | None) -> bool:
     """No group, ``None``, or the world group: roots are global ranks of that group anyway."""
     if group is None or (isinstance(group, cst.Name) and group.value == "None"):
@@ -125,7 +119,7 @@ def query(node: cst.BaseExpression, resolve: Resolve) -> Local | None:
         # mesh.get_coordinate()[dim]
         inner = node.value
         if isinstance(inner, cst.Call) and last_name(inner.func) == "get_coordinate":
-            return Local(RANK, code(node))
+            return Local(RANK, source_text(node))
         return None
     if not isinstance(node, cst.Call):
         return None
@@ -133,25 +127,25 @@ def query(node: cst.BaseExpression, resolve: Resolve) -> Local | None:
     if target in _RANK_QUERIES or target in _SIZE_QUERIES:
         if is_default_group(_group_argument(node)):
             return None
-        return Local(RANK if target in _RANK_QUERIES else SIZE, code(node))
+        return Local(RANK if target in _RANK_QUERIES else SIZE, source_text(node))
     if target in _GROUP_RANK_QUERIES:
-        return Local(RANK, code(node))
+        return Local(RANK, source_text(node))
     func = node.func
     name = last_name(func) or ""
     if isinstance(func, cst.Attribute):
         if name in ("rank", "size") and not node.args:
             receiver = last_name(func.value) or ""
             if _GROUP_RECEIVER.search(receiver):
-                return Local(RANK if name == "rank" else SIZE, code(node))
+                return Local(RANK if name == "rank" else SIZE, source_text(node))
             return None
         if name in _MESH_RANK_METHODS:
-            return Local(RANK, code(node))
+            return Local(RANK, source_text(node))
     if target is not None and target.startswith(f"{_DIST}."):
         return None
     if _HELPER_RANK.match(name):
-        return Local(RANK, code(node))
+        return Local(RANK, source_text(node))
     if _HELPER_SIZE.match(name):
-        return Local(SIZE, code(node))
+        return Local(SIZE, source_text(node))
     return None
 
 
@@ -185,7 +179,7 @@ class _FunctionFacts:
         self.names: dict[str, Local] = {}
         # Integer literals compared with a query of a group: (literal, group code) -> query.
         self.literals: dict[tuple[str, str], Local] = {}
-        self.nodes = list(_walk(function.body))
+        self.nodes = list(iter_nodes(function.body))
 
     def lookup(self, key: str) -> Local | None:
         if key.startswith("."):
@@ -307,16 +301,11 @@ def _query_group(node: cst.BaseExpression) -> str:
     """The group a query names, as written (``pg`` for ``pg.rank()``)."""
     if isinstance(node, cst.Call):
         if isinstance(node.func, cst.Attribute) and not node.args:
-            return code(node.func.value)
+            return source_text(node.func.value)
         group = _group_argument(node)
         if group is not None:
-            return code(group)
+            return source_text(group)
     return ""
-
-
-def _walk(body: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Every node under ``body``, in source order (nested functions included)."""
-    return iter_nodes(body)
 
 
 def _receivers(function: cst.FunctionDef, method: bool) -> tuple[str, ...]:
@@ -361,7 +350,9 @@ def _findings(facts: list[_FunctionFacts]) -> ScopeFindings:
                 continue
             local = _root_value(function, value, group)
             if local is not None:
-                found.roots.append(LocalRoot(value, root.keyword, spec.short, code(group), local))
+                found.roots.append(
+                    LocalRoot(value, root.keyword, spec.short, source_text(group), local)
+                )
                 continue
             key = _scoped(function, value)
             if key is not None:
@@ -379,7 +370,7 @@ def _root_value(
     function: _FunctionFacts, value: cst.BaseExpression, group: cst.BaseExpression
 ) -> Local | None:
     if isinstance(value, cst.Integer):
-        return function.literals.get((value.value, code(group)))
+        return function.literals.get((value.value, source_text(group)))
     local = function.value(value)
     if local is None or local.kind == SIZE:
         return None
@@ -412,5 +403,7 @@ def _mixed(
             continue
         if function.value(other) is not None:
             continue
-        return MixedComparison(node, code(mine), local, code(other), used_as_root[key])
+        return MixedComparison(
+            node, source_text(mine), local, source_text(other), used_as_root[key]
+        )
     return None

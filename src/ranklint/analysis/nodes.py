@@ -34,11 +34,11 @@ _TRIVIA_FIELDS = frozenset(
 )
 _CHILD_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
 
-_NODE, _SEQUENCE, _OTHER = "node", "sequence", "other"
+NODE, SEQUENCE, _OTHER = "node", "sequence", "other"
 _VALUE_KINDS: dict[type, str] = {}
 
 
-def _value_kind(cls: type) -> str:
+def value_kind(cls: type) -> str:
     """Whether a field value's type is a node, a sequence, or neither (cached per type).
 
     ``isinstance(x, cst.CSTNode)`` goes through ABC machinery on every call;
@@ -47,16 +47,16 @@ def _value_kind(cls: type) -> str:
     kind = _VALUE_KINDS.get(cls)
     if kind is None:
         if issubclass(cls, cst.CSTNode):
-            kind = _NODE
+            kind = NODE
         elif issubclass(cls, (tuple, list)):
-            kind = _SEQUENCE
+            kind = SEQUENCE
         else:
             kind = _OTHER
         _VALUE_KINDS[cls] = kind
     return kind
 
 
-def _child_fields(cls: type[cst.CSTNode]) -> tuple[str, ...]:
+def child_fields(cls: type[cst.CSTNode]) -> tuple[str, ...]:
     names = _CHILD_FIELDS.get(cls)
     if names is None:
         names = tuple(
@@ -66,6 +66,27 @@ def _child_fields(cls: type[cst.CSTNode]) -> tuple[str, ...]:
         )
         _CHILD_FIELDS[cls] = names
     return names
+
+
+def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes directly under ``node``, in source order, whitespace and punctuation left out.
+
+    (The walker inlines this loop: it runs for every node of every file.)
+    """
+    children: list[cst.CSTNode] = []
+    for name in child_fields(type(node)):
+        value = getattr(node, name)
+        kind = value_kind(type(value))
+        if kind is NODE:
+            children.append(value)
+        elif kind is SEQUENCE:
+            children.extend(item for item in value if value_kind(type(item)) is NODE)
+    return children
+
+
+def source_text(node: cst.CSTNode) -> str:
+    """``node`` as written (its own code, without the module's formatting context)."""
+    return cst.Module([]).code_for_node(node)
 
 
 def iter_nodes(node: cst.CSTNode, *, into_functions: bool = True) -> Iterator[cst.CSTNode]:
@@ -80,14 +101,7 @@ def iter_nodes(node: cst.CSTNode, *, into_functions: bool = True) -> Iterator[cs
         yield current
         if not into_functions and isinstance(current, (cst.FunctionDef, cst.Lambda)):
             continue
-        children: list[cst.CSTNode] = []
-        for name in _child_fields(type(current)):
-            value = getattr(current, name)
-            kind = _value_kind(type(value))
-            if kind is _NODE:
-                children.append(value)
-            elif kind is _SEQUENCE:
-                children.extend(item for item in value if _value_kind(type(item)) is _NODE)
+        children = child_nodes(current)
         stack.extend(reversed(children))
 
 
@@ -107,11 +121,5 @@ def placement(
                 line = current
             if current is target:
                 return line, top
-            for name in _child_fields(type(current)):
-                value = getattr(current, name)
-                kind = _value_kind(type(value))
-                if kind is _NODE:
-                    stack.append((value, line))
-                elif kind is _SEQUENCE:
-                    stack.extend((item, line) for item in value if _value_kind(type(item)) is _NODE)
+            stack.extend((child, line) for child in child_nodes(current))
     return None, None

@@ -31,14 +31,15 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from ranklint.analysis.catalog import torch_distributed
 from ranklint.analysis.dist_state import walk_code
 from ranklint.analysis.names import last_name
+from ranklint.analysis.nodes import source_text
 
 Resolve = Callable[[cst.BaseExpression], "str | None"]
 
-_DIST = "torch.distributed"
-_ALL_REDUCE = frozenset({f"{_DIST}.all_reduce", f"{_DIST}.distributed_c10d.all_reduce"})
-_WORLD_SIZE = frozenset({f"{_DIST}.get_world_size", f"{_DIST}.distributed_c10d.get_world_size"})
+_ALL_REDUCE = torch_distributed("all_reduce")
+_WORLD_SIZE = torch_distributed("get_world_size")
 # Calls without which no mismatch can exist in a module.
 REDUCTION_CALLS = _ALL_REDUCE | _WORLD_SIZE
 _MATMUL = frozenset({"matmul", "mm", "bmm", "einsum"})
@@ -53,10 +54,6 @@ class Mismatch:
     node: cst.CSTNode
     value: str
     detail: str = ""
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
 
 
 def _name(node: cst.BaseExpression) -> str | None:
@@ -420,7 +417,7 @@ def _aliased_values(function: _Function) -> Iterator[Mismatch]:
             name = _name(element.value)
             if name is None:
                 continue
-            key = _code(element.key)
+            key = source_text(element.key)
             if name in seen:
                 yield Mismatch("aliased-in-place-reduce", element.value, name, seen[name])
             else:

@@ -26,7 +26,7 @@ from ranklint.analysis.context import Condition, FileContext, FunctionFrame
 from ranklint.analysis.events import Site
 from ranklint.analysis.guards import guard_kind
 from ranklint.analysis.names import ScopeKind
-from ranklint.analysis.nodes import _NODE, _SEQUENCE, _child_fields, _value_kind
+from ranklint.analysis.nodes import NODE, SEQUENCE, child_fields, value_kind
 from ranklint.analysis.visitor import NodeVisitor
 from ranklint.findings import InternalError
 
@@ -113,14 +113,14 @@ class Walker:
             self._dispatch(handlers, node)
 
     def _walk_children(self, node: cst.CSTNode) -> None:
-        for name in _child_fields(type(node)):
+        for name in child_fields(type(node)):
             value = getattr(node, name)
-            kind = _value_kind(type(value))
-            if kind is _NODE:
+            kind = value_kind(type(value))
+            if kind is NODE:
                 self.walk(value)
-            elif kind is _SEQUENCE:
+            elif kind is SEQUENCE:
                 for item in value:
-                    if _value_kind(type(item)) is _NODE:
+                    if value_kind(type(item)) is NODE:
                         self.walk(item)
 
     def _walk_all(self, nodes: Iterable[cst.CSTNode | None]) -> None:

@@ -14,7 +14,7 @@ from ranklint.analysis.group_local import (
     is_default_group,
     scan_scope,
 )
-from ranklint.analysis.nodes import iter_nodes, placement
+from ranklint.analysis.nodes import iter_nodes, placement, source_text
 from ranklint.analysis.summary import find_argument
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
@@ -227,5 +227,5 @@ tp_rank`, a global rank built from axis ranks) are not group-local.
 
 
 def _short(node: cst.BaseExpression) -> str:
-    text = cst.Module([]).code_for_node(node)
+    text = source_text(node)
     return text if len(text) <= 40 else text[:37] + "..."
