@@ -252,3 +252,60 @@ def test_import_from_module_of_an_absolute_and_a_relative_import() -> None:
     assert module_of("from torch.distributed import barrier") == "torch.distributed"
     assert module_of("from . import x") == "."
     assert module_of("from ...a.b import x") == "...a.b"
+
+
+def _instance_after(source: str, name: str) -> str | None:
+    """Bind the module's imports and assignments in order, then ask what built ``name``."""
+    module = cst.parse_module(textwrap.dedent(source))
+    table = NameTable()
+    for statement in module.body:
+        assert isinstance(statement, cst.SimpleStatementLine)
+        small = statement.body[0]
+        if isinstance(small, (cst.Import, cst.ImportFrom)):
+            table.bind_import_statement(small)
+        elif isinstance(small, cst.Assign):
+            for target in small.targets:
+                table.bind_target(target.target, small.value)
+    return table.instance_of(name)
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("from pkg.deploy import Server\nx = Server()\n", "pkg.deploy.Server"),
+        ("import pkg.deploy as d\nx = d.Server(port=1)\n", "pkg.deploy.Server"),
+        ("x = Server()\n", "@local:Server"),
+        ("x = make_server()\n", None),
+        ("x = MAX_SIZE(3)\n", None),
+        ("x = obj.Server()\n", None),
+        ("x = Server\n", None),
+        ("x = Server()\nx = 3\n", None),
+        ("x = Server()\nx, y = 1, 2\n", None),
+        ("from pkg.deploy import Server\nx = Server()\nx = None\n", None),
+    ],
+)
+def test_instance_of_names_the_class_a_local_was_last_built_from(
+    source: str, expected: str | None
+) -> None:
+    assert _instance_after(source, "x") == expected
+
+
+def test_instance_of_from_a_function_sees_the_module_level_instance() -> None:
+    table = NameTable()
+    table.bind_target(cst.Name("server"), cst.parse_expression("Server()"))
+    table.push(ScopeKind.FUNCTION)
+
+    assert table.instance_of("server") == "@local:Server"
+
+
+def test_instance_of_a_local_that_shadows_a_module_level_instance_is_unknown() -> None:
+    table = NameTable()
+    table.bind_target(cst.Name("server"), cst.parse_expression("Server()"))
+    table.push(ScopeKind.FUNCTION)
+    table.bind_other("server")
+
+    assert table.instance_of("server") is None
+
+
+def test_instance_of_an_unbound_name_is_unknown() -> None:
+    assert NameTable().instance_of("server") is None

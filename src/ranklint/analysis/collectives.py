@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from ranklint.analysis.axes import GLOBAL_AXIS
 from ranklint.analysis.callgraph import MAX_DEPTH, FunctionRef, Hop, ProjectIndex
-from ranklint.analysis.catalog import PROPERTY_COLLECTIVES, CallKind
+from ranklint.analysis.catalog import CallKind
 from ranklint.analysis.decisions import call_bindings, decide, plain_flag
 from ranklint.analysis.events import (
     FLAG_PREFIX,
@@ -34,31 +34,12 @@ from ranklint.analysis.events import (
     Opaque,
     Site,
 )
+from ranklint.analysis.leaves import OPEN, CollectiveLeaf, agree, issued, leaf_of
 
 _MAX_LEAVES = 64
 # Most paths through one side of a rank test followed one by one (see _paths).
 _MAX_PATHS = 32
 _TOO_MANY = object()
-
-
-@dataclass(frozen=True)
-class CollectiveLeaf:
-    """One collective a piece of code issues, with the chain that leads to it.
-
-    ``group``: the group argument as written (None: the default group); for a
-    group creation, its arguments as written.
-    """
-
-    op: str
-    group: str | None
-    group_axes: frozenset[str] | None
-    kind: CallKind
-    chain: tuple[Hop, ...]
-    lazy: bool = False
-
-    @property
-    def key(self) -> tuple[str, str | None]:
-        return (self.op, self.group)
 
 
 @dataclass(frozen=True)
@@ -155,11 +136,20 @@ class CollectiveAnalysis:
         they decide take one arm; other branches contribute both arms.
         """
         out: list[CollectiveLeaf] = []
+        opened = False
         for event in events:
             if len(out) >= _MAX_LEAVES:
                 break
+            if (
+                not opened
+                and isinstance(event, Branch)
+                and event.cond is not None
+                and event.cond.received
+            ):
+                opened = True
+                out.append(OPEN)
             if isinstance(event, Collective):
-                out.append(_leaf(event, module.path))
+                out.append(leaf_of(event, module.path))
             elif isinstance(event, CallEvent):
                 out += self._call_leaves(event, module, function, assume, bindings)
             elif isinstance(event, Branch):
@@ -212,7 +202,7 @@ class CollectiveAnalysis:
                     bindings.setdefault(name, truth)
         hop = Hop(module.path, event.site, f"{event.label}()")
         return [
-            CollectiveLeaf(leaf.op, leaf.group, leaf.group_axes, leaf.kind, (hop, *leaf.chain))
+            replace(leaf, chain=(hop, *leaf.chain))
             for leaf in self.leaves_of(callee, bindings)
             if not leaf.lazy and not (event.lazy and leaf.kind is CallKind.GROUP_CREATION)
         ]
@@ -243,9 +233,11 @@ class CollectiveAnalysis:
 
     # -- checks ----------------------------------------------------------------
     def _check_function(self, module: ModuleSummary, function: FunctionSummary) -> None:
+        if function.single_process:
+            return  # `Trainer(devices=1)`: one process, no other rank to wait for
         if function.rank_only is not None:
             cond = _RankCond(function.rank_only, frozenset({GLOBAL_AXIS}), False)
-            hits = self._relevant_leaves(function.events, module, function, cond)
+            hits = issued(self._relevant_leaves(function.events, module, function, cond))
             if hits:
                 self._report(
                     Divergence(DivergenceKind.RANK_ONLY_FUNCTION, hits[0], function.rank_only)
@@ -275,14 +267,14 @@ class CollectiveAnalysis:
         for key, rank in conds.items():
             sides = [
                 [
-                    leaf.key
+                    leaf
                     for leaf in self._relevant_leaves(
                         function.events, module, function, rank, {key: value}
                     )
                 ]
                 for value in (True, False)
             ]
-            if sides[0] == sides[1]:
+            if agree(sides[0], sides[1]):
                 balanced.add(key)
         return balanced
 
@@ -301,7 +293,9 @@ class CollectiveAnalysis:
             elif isinstance(event, Loop):
                 cond = self._rank_cond(event.cond, module, function)
                 if cond is not None:
-                    hits = self._relevant_leaves(event.body, module, function, cond, context)
+                    hits = issued(
+                        self._relevant_leaves(event.body, module, function, cond, context)
+                    )
                     if hits:
                         self._report(Divergence(DivergenceKind.LOOP_TRIP_COUNT, hits[0], cond.text))
                 self._check_block(event.body, module, function, context)
@@ -318,6 +312,10 @@ class CollectiveAnalysis:
     ) -> None:
         cond = self._rank_cond(branch.cond, module, function)
         if cond is not None and branch.cond is not None and self._is_balanced(branch.cond):
+            cond = None
+        if cond is not None and decide(branch.cond, {}, context) is not None:
+            # Inside an arm of a test of the same rank (`if rank == 0:` ...
+            # `if rank > 0:`): every rank that gets here takes the same arm.
             cond = None
         if cond is not None:
             kinds = [_exit_kind(arm) for arm in branch.arms]
@@ -341,6 +339,8 @@ class CollectiveAnalysis:
                     branch, cond, module, function, 0, list(branch.arms[1]), None, None, context
                 )
         uniform = branch.cond if cond is None and plain_flag(branch.cond) else None
+        if cond is not None and _single_test(branch.cond):
+            uniform = branch.cond  # a plain rank test: its arms fix it as well
         for index, arm in enumerate(branch.arms):
             inner = context
             if uniform is not None:
@@ -367,7 +367,7 @@ class CollectiveAnalysis:
         if other_arm_length is not None:
             in_arm = self._event_leaves(other_path[:other_arm_length], module, function, assume)
         second = self._relevant_leaves(other_path, module, function, cond, assume)
-        if [leaf.key for leaf in first] == [leaf.key for leaf in second]:
+        if agree(first, second):
             return
         pair = self._differing_paths(
             branch.arms[first_arm], other_path, module, function, cond, assume
@@ -394,7 +394,7 @@ class CollectiveAnalysis:
             leaf = second[index]
             when_false = first_arm == 0
             after_exit = exit_kind is not None and not any(
-                leaf.chain[0] == other.chain[0] for other in in_arm
+                other.chain and leaf.chain[0] == other.chain[0] for other in in_arm
             )
             if after_exit:
                 assert exit_kind is not None
@@ -434,7 +434,7 @@ class CollectiveAnalysis:
             sides.append([[leaf for leaf in path if _relevant(leaf, cond)] for path in paths])
         for first in sides[0]:
             for second in sides[1]:
-                if [leaf.key for leaf in first] != [leaf.key for leaf in second]:
+                if not agree(first, second):
                     return first, second
         return None
 
@@ -458,9 +458,17 @@ class CollectiveAnalysis:
     ) -> list[tuple[list[CollectiveLeaf], bool]] | None:
         """Each path through ``events``: its collectives, and whether it left early."""
         paths: list[tuple[list[CollectiveLeaf], bool]] = [([], False)]
-        for event in events:
+        for index, event in enumerate(events):
             if all(stopped for _, stopped in paths):
                 break
+            if isinstance(event, Branch) and event.cond is not None and event.cond.received:
+                # From a test of a received value on, the sender decides: one
+                # flattened, uncompared tail (see CollectiveLeaf.peer).
+                found, stop = self._flatten(events[index:], module, function, {}, assume)
+                return [
+                    (leaves, True) if stopped else (leaves + found, stop is not None)
+                    for leaves, stopped in paths
+                ]
             if isinstance(event, Branch):
                 taken = decide(event.cond, {}, assume)
                 arms = event.arms if taken is None else (event.arms[0 if taken else 1],)
@@ -530,24 +538,15 @@ def _exit_kind(events: Sequence[Event]) -> str | None:
     return None
 
 
-def _leaf(event: Collective, path: str) -> CollectiveLeaf:
-    return CollectiveLeaf(
-        event.op,
-        event.group,
-        event.group_axes,
-        event.kind,
-        (Hop(path, event.site, _shown(event)),),
-        event.lazy,
-    )
-
-
-def _shown(event: Collective) -> str:
-    """How a collective reads in a chain: a call, or a property read (`trainer.log_dir`)."""
-    return event.label if event.op in PROPERTY_COLLECTIVES else f"{event.label}()"
+def _single_test(cond: Cond | None) -> bool:
+    """A test of one condition (no `and`/`or` parts), whose arms fix its truth."""
+    return cond is not None and not cond.parts and cond.rank_part is None and not cond.assumptions
 
 
 def _relevant(leaf: CollectiveLeaf, cond: _RankCond) -> bool:
     """Can ``cond`` differ between members of the leaf's group?"""
+    if leaf.peer:
+        return True  # not a collective: kept to mark where a side turns open
     if leaf.kind is CallKind.GROUP_CREATION:
         return True  # every rank must create every group
     if cond.membership and leaf.group is not None:

@@ -92,6 +92,11 @@ class Cond:
     # operand's (key, check, negated). Where it is decided, so is the test
     # (the other operands are assumed, see `assumptions`).
     rank_part: tuple[str, str, bool] | None = None
+    # The test reads a value this rank received from a root earlier in the
+    # function (the buffer of a `broadcast`, `recv` or `scatter`): the sender
+    # decides which arm runs, as in a leader/worker loop (`if message == STOP:
+    # return`), so what follows cannot be matched up statically.
+    received: bool = False
 
 
 def canonical_holds(check: str, negated: bool, value: Literal) -> bool | None:
@@ -232,6 +237,9 @@ class FunctionSummary:
     hot_if_module: bool = False
     # ``async def``: calling it makes a coroutine that runs only when awaited.
     is_async: bool = False
+    # Builds a Lightning `Trainer`/`Fabric` with `devices=1` on one node: the
+    # code runs in one process, so no rank test in it can split ranks.
+    single_process: bool = False
 
 
 @dataclass(slots=True)

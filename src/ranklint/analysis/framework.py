@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ranklint.analysis.catalog import HOOK_ONLY_PROPERTIES, CallSpec, lookup_property
-from ranklint.analysis.names import last_name
+from ranklint.analysis.names import NameTable, last_name
 
 # Receivers of Lightning's `log` / `log_dict`: the module itself.
 _LIGHTNING_MODULES = frozenset({"self", "pl_module", "module", "lightning_module", "model"})
@@ -57,3 +57,34 @@ def collective_property(node: cst.Attribute, function_name: str) -> CallSpec | N
     if node.attr.value in HOOK_ONLY_PROPERTIES and not function_name.startswith("on_"):
         return None
     return spec
+
+
+# Lightning's launchers: with one device on one node they run the code in
+# this process only (no other rank exists).
+_LAUNCHERS = frozenset({"Trainer", "Fabric"})
+_LIGHTNING = ("lightning.", "pytorch_lightning.", "lightning_fabric.")
+
+
+def single_process_launch(node: cst.Call, names: NameTable) -> bool:
+    """``Trainer(devices=1)`` / ``Fabric(devices=1)`` on one node (``num_nodes`` absent or 1)."""
+    func = node.func
+    short = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+    if short not in _LAUNCHERS:
+        return False
+    qualified = names.resolve(func)
+    if qualified is None or not qualified.startswith(_LIGHTNING):
+        return False
+    devices = nodes = None
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == "devices":
+            devices = arg.value
+        elif arg.keyword is not None and arg.keyword.value == "num_nodes":
+            nodes = arg.value
+    return _is_one(devices) and (nodes is None or _is_one(nodes))
+
+
+def _is_one(node: cst.BaseExpression | None) -> bool:
+    """``1`` or a list of one device (``[0]``)."""
+    if isinstance(node, cst.Integer):
+        return node.value == "1"
+    return isinstance(node, cst.List) and len(node.elements) == 1

@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ranklint.analysis.arguments import find_argument
 from ranklint.analysis.catalog import CallSpec, torch_distributed
 from ranklint.analysis.names import dotted_name, last_name
 from ranklint.analysis.nodes import iter_nodes, source_text
-from ranklint.analysis.summary import find_argument
 
 _DIST = "torch.distributed"
 _RANK_QUERIES = torch_distributed("get_rank")

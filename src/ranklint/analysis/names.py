@@ -40,6 +40,9 @@ class Scope:
     bindings: dict[str, str | None] = field(default_factory=dict)
     # Modules of ``from M import *`` in this scope, in order.
     star_modules: list[str] = field(default_factory=list)
+    # local name -> raw target of the class it was last built from
+    # (``x = Helper(...)``: ``pkg.mod.Helper`` or ``@local:Helper``).
+    instances: dict[str, str] = field(default_factory=dict)
 
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
@@ -103,7 +106,8 @@ class NameTable:
         arm of the optional-import idiom (``except ImportError: dist = None``),
         and the name still means the module wherever it is usable.
         """
-        bindings = self._scopes[-1].bindings
+        scope = self._scopes[-1]
+        bindings = scope.bindings
         if (
             isinstance(value, cst.Name)
             and value.value == "None"
@@ -111,6 +115,38 @@ class NameTable:
         ):
             return
         bindings[local] = None
+        built = self._constructed_class(value)
+        if built is None:
+            scope.instances.pop(local, None)
+        else:
+            scope.instances[local] = built
+
+    def _constructed_class(self, value: cst.BaseExpression | None) -> str | None:
+        """The class ``value`` builds (``Helper(...)``, ``mod.Helper(...)``), as a raw target.
+
+        Only calls of a capitalised name (the class convention) that is not a
+        constant (``ALL_CAPS``); an imported one by its qualified name, any
+        other plain name as ``@local:`` (a class of this file, maybe).
+        """
+        if not isinstance(value, cst.Call):
+            return None
+        func = value.func
+        name = last_name(func)
+        if name is None or not name[:1].isupper() or name.isupper():
+            return None
+        qualified = self.resolve(func)
+        if qualified is not None:
+            return qualified
+        if isinstance(func, cst.Name):
+            return f"@local:{func.value}"
+        return None
+
+    def instance_of(self, name: str) -> str | None:
+        """The class the local ``name`` was built from here, or ``None`` if unknown."""
+        for scope in self._visible_scopes():
+            if name in scope.bindings:
+                return scope.instances.get(name)
+        return None
 
     def bind_target(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         """Bind every name in an assignment target (tuples, lists, starred)."""

@@ -37,6 +37,7 @@ from ranklint.analysis.catalog import (
     RANK_TUPLE_FUNCTIONS,
     UNSEEDED_RANDOM,
 )
+from ranklint.analysis.flags import RestatedFlags
 from ranklint.analysis.guards import first_and_last_stage, same_on_every_rank
 from ranklint.analysis.literals import string_value
 from ranklint.analysis.names import NamePatterns, NameTable, dotted_name
@@ -138,6 +139,11 @@ def call_target(node: cst.BaseExpression, names: NameTable) -> str | None:
         qualified = names.resolve(node)
         if qualified is not None:
             return qualified
+        if isinstance(base, cst.Name):
+            built = names.instance_of(base.value)
+            if built is not None:
+                # ``helper = Helper(...)`` ... ``helper.run()``: a method of that class.
+                return f"{built}.{node.attr.value}"
         dotted = dotted_name(node)
         if dotted is not None and "." in dotted:
             # Unresolved, so `head` is no import: a class of this file, maybe.
@@ -160,6 +166,7 @@ class _Control:
     # place, the arm it happened in (0: the test held, 1: `else`).
     written: list[tuple[dict[str, Taint], str, int | None]] = field(default_factory=list)
     arm: int = 0
+    test: cst.BaseExpression | None = None
 
 
 class RankTaint:
@@ -183,15 +190,19 @@ class RankTaint:
         # Code under a test (branch arm, loop body): the test's taint and the
         # (environment, name) pairs assigned there.
         self._controls: list[_Control] = []
+        # Flags that restate a rank test, for the module and each function.
+        self._flags: list[RestatedFlags] = [RestatedFlags()]
 
     # -- environments ------------------------------------------------------
     def push_function(self, *, method: bool) -> None:
         self._function_envs.append({})
+        self._flags.append(RestatedFlags())
         self._method_flags.append(method)
         self._declared.append({})
 
     def pop_function(self) -> None:
         self._function_envs.pop()
+        self._flags.pop()
         self._method_flags.pop()
         self._declared.pop()
 
@@ -222,7 +233,7 @@ class RankTaint:
 
     def begin_control(self, test: cst.BaseExpression) -> None:
         """Enter code that runs only if ``test`` holds (or as often as it says)."""
-        self._controls.append(_Control(self.taint(test)))
+        self._controls.append(_Control(self.taint(test), test=test))
 
     def switch_control_arm(self) -> None:
         """The ``else`` of the innermost test begins."""
@@ -309,9 +320,16 @@ class RankTaint:
         ):
             self._record(self._class_envs[-1], target.attr.value, value)
 
+    def predicate(self, name: str) -> tuple[cst.BaseExpression, bool] | None:
+        """(test, negated) when the flag ``name`` restates a rank test (see RestatedFlags)."""
+        return self._flags[-1].predicate(name)
+
     def bind_assignment(
         self, targets: Sequence[cst.BaseExpression], value: cst.BaseExpression
     ) -> None:
+        if len(targets) == 1 and isinstance(targets[0], cst.Name):
+            ranked = [(c.test, c.arm) for c in self._controls if c.taint.rank]
+            self._flags[-1].assigned(targets[0].value, value, ranked)
         if (
             len(targets) == 1
             and isinstance(targets[0], (cst.Tuple, cst.List))

@@ -11,13 +11,14 @@ whatever rules are selected.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ranklint.analysis.arguments import call_args, find_argument, is_none, literal
 from ranklint.analysis.axes import axes_of_expression
-from ranklint.analysis.catalog import CallKind, CallSpec, ParamRef
+from ranklint.analysis.catalog import CallKind, CallSpec
 from ranklint.analysis.classify import CallClassifier
 from ranklint.analysis.events import (
     FLAG_PREFIX,
@@ -31,17 +32,17 @@ from ranklint.analysis.events import (
     Exit,
     FunctionSummary,
     HostCost,
-    Literal,
     Loop,
     Marker,
     ModuleSummary,
     Opaque,
     Site,
 )
-from ranklint.analysis.framework import collective_property, synced_log
+from ranklint.analysis.framework import collective_property, single_process_launch, synced_log
 from ranklint.analysis.guards import is_keyed_test, is_lazy_test, literal_comparison_subject
 from ranklint.analysis.hot_markers import hot_reason, marker_label, periodic_arm
 from ranklint.analysis.names import dotted_name
+from ranklint.analysis.nodes import iter_nodes
 from ranklint.analysis.rank import (
     CLEAN,
     RankTaint,
@@ -91,6 +92,8 @@ class _Frame:
     discard: bool = False
     # A rank-dependent branch with an early exit was seen.
     rank_exit: bool = False
+    # Names of buffers a rooted collective filled from another rank (see Cond.received).
+    received: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -160,7 +163,7 @@ class FactsBuilder:
             *node.params.kwonly_params,
         ):
             if param.default is not None:
-                value = _literal(param.default)
+                value = literal(param.default)
                 if value != UNKNOWN:
                     summary.defaults[param.name.value] = value
         for decorator in node.decorators:
@@ -203,6 +206,8 @@ class FactsBuilder:
     def call(self, node: cst.Call, site: Site) -> None:
         """Record a call after its arguments were walked (evaluation order)."""
         spec, target = self.calls.classify(node)
+        if single_process_launch(node, self.rank.names):
+            self._frames[-1].summary.single_process = True
         if spec is None and self._synced_log(node, site):
             return
         if spec is not None:
@@ -218,6 +223,7 @@ class FactsBuilder:
                 # After a broadcast / all_reduce / all_gather the first argument
                 # holds the same value on every member.
                 self.rank.bind(node.args[0].value, CLEAN)
+                self._receive(spec.short, node)
             return
         if (
             isinstance(node.func, cst.Attribute)
@@ -227,6 +233,7 @@ class FactsBuilder:
             # A project's own wrapper (`composer.utils.dist.broadcast_object_list`):
             # whatever it is, its first argument ends up the same on every rank.
             self.rank.bind(node.args[0].value, CLEAN)
+            self._receive(node.func.attr.value, node)
         marker = marker_label(node, self.settings.hot_functions)
         if marker is not None:
             self._block.append(Marker(*marker))
@@ -244,12 +251,19 @@ class FactsBuilder:
                 target,
                 site,
                 label,
-                _call_args(node),
+                call_args(node),
                 any(a.star for a in node.args),
                 discarded=node is self.statement_call,
                 lazy=any(is_lazy_test(state.node) for state in self._branches),
             )
         )
+
+    def _receive(self, op: str, node: cst.Call) -> None:
+        """Note the buffer a rooted collective fills from a root (``broadcast(msg, src=0)``)."""
+        if op in _RECEIVING_NAMES:
+            name = dotted_name(node.args[0].value)
+            if name is not None:
+                self._frames[-1].received.add(name)
 
     def _synced_log(self, node: cst.Call, site: Site) -> bool:
         """Record Lightning's ``self.log(..., sync_dist=True)`` (see ``framework.synced_log``)."""
@@ -288,7 +302,7 @@ class FactsBuilder:
         if spec.implicit_group:
             return Collective(spec.name, spec.short, spec.kind, None, None, site, label)
         argument = find_argument(node, spec.group)
-        if argument is not None and not _is_none(argument):
+        if argument is not None and not is_none(argument):
             group_text = self.module.code_for_node(argument)
             axes = axes_of_expression(argument)
             world = group_text.endswith("WORLD") or group_text.endswith("world_group")
@@ -422,6 +436,26 @@ class FactsBuilder:
     def _cond(self, test: cst.BaseExpression, taint: Taint | None = None) -> Cond | None:
         if taint is None:
             taint = self.rank.taint(test)
+        cond = self._test_cond(test, taint)
+        if taint.possible or not self._reads_received(test):
+            return cond
+        if cond is None:
+            key = " ".join(self.module.code_for_node(test).split())
+            return Cond(key, CLEAN, key, received=True)
+        return replace(cond, received=True)
+
+    def _reads_received(self, test: cst.BaseExpression) -> bool:
+        """Whether ``test`` reads a buffer received from another rank (see Cond.received)."""
+        received = self._frames[-1].received
+        if not received:
+            return False
+        return any(
+            dotted_name(node) in received
+            for node in iter_nodes(test)
+            if isinstance(node, (cst.Name, cst.Attribute))
+        )
+
+    def _test_cond(self, test: cst.BaseExpression, taint: Taint) -> Cond | None:
         if not taint.possible and isinstance(test, cst.BooleanOperation):
             return self._compound_flag(test)
         if not taint.possible and not is_keyed_test(test):
@@ -501,6 +535,13 @@ class FactsBuilder:
         negated = False
         while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             negated, test = not negated, test.expression
+        if isinstance(test, cst.Name):
+            restated = self.rank.predicate(test.value)
+            if restated is not None:
+                # `start_server = True; if rank > 0: start_server = False`: a test of
+                # the flag is that rank test, keyed alike (see RankTaint.predicate).
+                key, check, inner, subject = self._canonical(restated[0])
+                return key, check, inner != (restated[1] != negated), subject
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             target = test.comparisons[0]
             operator, right = target.operator, target.comparator
@@ -551,6 +592,10 @@ class FactsBuilder:
 _SHARING_NAMES = frozenset(
     {"broadcast", "broadcast_object_list", "all_reduce", "all_gather", "all_gather_object"}
 )
+# Rooted collectives whose first argument receives what the root sends.
+_RECEIVING_NAMES = frozenset(
+    {"broadcast", "broadcast_object_list", "scatter", "scatter_object_list", "recv", "irecv"}
+)
 
 
 def _merge_elements(known: tuple[Taint, ...] | None, new: tuple[Taint, ...]) -> tuple[Taint, ...]:
@@ -562,56 +607,5 @@ def _merge_elements(known: tuple[Taint, ...] | None, new: tuple[Taint, ...]) -> 
     return tuple(a | b for a, b in zip(known, new, strict=True))
 
 
-def find_argument(node: cst.Call, param: ParamRef | None) -> cst.BaseExpression | None:
-    """The expression passed for ``param`` (by keyword or position), or ``None``."""
-    if param is None:
-        return None
-    position = 0
-    for arg in node.args:
-        if arg.keyword is not None:
-            if arg.keyword.value == param.keyword:
-                return arg.value
-            continue
-        if arg.star:
-            return None  # unpacked: cannot tell which parameter gets what
-        if param.position is not None and position == param.position:
-            return arg.value
-        position += 1
-    return None
-
-
-def has_unpacking(node: cst.Call) -> bool:
-    """``*args`` or ``**kwargs`` in the call: any parameter may be passed."""
-    return any(arg.star for arg in node.args)
-
-
-def _is_none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
-
-
 def _decorator_callee(node: cst.BaseExpression) -> cst.BaseExpression:
     return node.func if isinstance(node, cst.Call) else node
-
-
-def _literal(node: cst.BaseExpression) -> Literal:
-    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
-        return {"True": True, "False": False, "None": None}[node.value]
-    return UNKNOWN
-
-
-def _call_args(node: cst.Call) -> tuple[tuple[int | None, str | None, Literal], ...]:
-    found: list[tuple[int | None, str | None, Literal]] = []
-    position = 0
-    for arg in node.args:
-        if arg.star:
-            continue
-        value = _literal(arg.value)
-        if value == UNKNOWN and (name := dotted_name(arg.value)) is not None:
-            # A flag passed on: decided where the caller's test decides it.
-            value = FLAG_PREFIX + name
-        if arg.keyword is not None:
-            found.append((None, arg.keyword.value, value))
-            continue
-        found.append((position, None, value))
-        position += 1
-    return tuple(found)

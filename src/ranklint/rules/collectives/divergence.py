@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ranklint.analysis.catalog import CallKind
-from ranklint.analysis.collectives import CollectiveLeaf, Divergence, DivergenceKind
+from ranklint.analysis.collectives import Divergence, DivergenceKind
+from ranklint.analysis.leaves import CollectiveLeaf
 from ranklint.analysis.project import ProjectFacts
 from ranklint.rules.base import ProjectFinding
 

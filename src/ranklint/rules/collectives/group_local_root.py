@@ -7,6 +7,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from ranklint.analysis import catalog
+from ranklint.analysis.arguments import find_argument
 from ranklint.analysis.context import FileContext
 from ranklint.analysis.group_local import (
     LocalRoot,
@@ -15,7 +16,6 @@ from ranklint.analysis.group_local import (
     scan_scope,
 )
 from ranklint.analysis.nodes import iter_nodes, placement, source_text
-from ranklint.analysis.summary import find_argument
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
 

@@ -8,8 +8,8 @@ from typing import TypeVar
 
 import libcst as cst
 
+from ranklint.analysis.arguments import find_argument, has_unpacking
 from ranklint.analysis.context import FileContext
-from ranklint.analysis.summary import find_argument, has_unpacking
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
 

@@ -89,22 +89,33 @@ fails with an error and the launcher stops the job, so there is no silent
 hang. A value that a broadcast, all_reduce or all_gather wrote (its first
 argument) is rank-invariant afterwards. Two branches on the same rank
 condition are judged together: `if rank > 0: barrier()` … `if rank == 0:
-barrier()` is balanced.
+barrier()` is balanced, and inside `if rank == 0: … else:` a nested test of
+the same condition is decided. A flag set from the rank (`serve = True; if
+rank > 0: serve = False`) is read as that rank test.
+
+A method called on a local built from a project class (`model =
+Deployable(...)`, then `model.generate()`) is followed into that class. A
+test of a value received from a root (`broadcast(message, src=0)`, then `if
+message == STOP: return`) hands the rest of the sequence to the sender: a
+worker loop that receives until the leader says stop matches any leader that
+begins with the same collectives. A function that builds a Lightning
+`Trainer` or `Fabric` with `devices=1` on one node runs in one process, so
+its rank tests split nothing and it is not checked.
 
 Not followed: calls through objects whose class is unknown (`self.engine.
-save()`), through variables holding functions (also module-level aliases such
-as `is_main = ranks.is_main`), and rank-dependent arguments
-that a callee then branches on. Call chains across files need all the files
+save()`, a parameter), through variables holding functions (also
+module-level aliases such as `is_main = ranks.is_main`), and rank-dependent
+arguments that a callee then branches on. Call chains across files need all the files
 in one run (the flake8 face sees one file at a time). A file with
 `# ranklint: skip-file` takes no part in the call graph. Exception handlers
 are checked on their own, not as part of the normal sequence.
 
 Known false alarms (docs/ecosystem-review.md): a leader/worker protocol where
 the other ranks' matching collective sits in a method of an object whose
-class is unknown (`deployable.generate_other_ranks()`); a config flag that
-rules out the collective, tested in a callee under another name than the
-caller's and not passed as an argument; a framework call that is a collective only in another
-configuration (`get_model_state_dict` of a module not sharded yet). Values
+class is unknown (a parameter, `self.engine`); a config flag that rules out
+the collective, tested in a callee under another name than the caller's and
+not passed as an argument; a framework call that is a collective only in
+another configuration (`get_model_state_dict` of a module not sharded yet). Values
 that differ per rank only through data (a loader's length, a metrics dict
 whose keys come from the batch) or through the file system are not
 followed.
@@ -359,8 +370,54 @@ followed.
             if args.local_rank != -1:
                 dist.barrier()
         """,
+        """
+        import torch
+        import torch.distributed as dist
+
+
+        class Deployable:
+            def generate(self, prompts):
+                dist.broadcast(torch.tensor([0]), src=0)
+                dist.broadcast_object_list([prompts], src=0)
+
+            def serve_other_ranks(self):
+                # Workers loop until the leader's message says stop: how often
+                # they receive is the leader's choice, not their rank's.
+                while True:
+                    message = torch.empty(1, dtype=torch.long)
+                    dist.broadcast(message, src=0)
+                    if message == 0:
+                        dist.broadcast_object_list([None], src=0)
+                    else:
+                        return
+
+
+        def serve(requests):
+            model = Deployable()
+            if dist.get_rank() == 0:
+                for prompts in requests:
+                    model.generate(prompts)
+                dist.broadcast(torch.tensor([1]), src=0)  # stop
+            else:
+                model.serve_other_ranks()
+        """,
     )
     invalid = (
+        """
+        import torch.distributed as dist
+
+
+        class Checkpointer:
+            def save(self, state, path):
+                dist.barrier()  # every rank must arrive
+
+
+        def train(state, path):
+            # A method of an object built from a project class is followed.
+            checkpointer = Checkpointer()
+            if dist.get_rank() == 0:
+                checkpointer.save(state, path)  # expect: RNK102
+        """,
         """
         import torch.distributed as dist
 

@@ -1,0 +1,84 @@
+"""The collectives a piece of code issues, as the project phase sequences them.
+
+A :class:`CollectiveLeaf` is one collective with the call chain that reaches
+it; sequences of leaves are what :mod:`ranklint.analysis.collectives`
+compares between the ranks on either side of a rank-dependent test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ranklint.analysis.callgraph import Hop
+from ranklint.analysis.catalog import PROPERTY_COLLECTIVES, CallKind
+from ranklint.analysis.events import Collective
+
+
+@dataclass(frozen=True)
+class CollectiveLeaf:
+    """One collective a piece of code issues, with the chain that leads to it.
+
+    ``group``: the group argument as written (None: the default group); for a
+    group creation, its arguments as written.
+    """
+
+    op: str
+    group: str | None
+    group_axes: frozenset[str] | None
+    kind: CallKind
+    chain: tuple[Hop, ...]
+    lazy: bool = False
+    # Not a collective: the point where the code tests a value received from
+    # a root (see Cond.received). What follows is the sender's choice.
+    peer: bool = False
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        return (self.op, self.group)
+
+
+# Marks a test of a received value in a sequence (see CollectiveLeaf.peer).
+OPEN = CollectiveLeaf("<sender's choice>", None, frozenset(), CallKind.COLLECTIVE, (), peer=True)
+
+
+def leaf_of(event: Collective, path: str) -> CollectiveLeaf:
+    return CollectiveLeaf(
+        event.op,
+        event.group,
+        event.group_axes,
+        event.kind,
+        (Hop(path, event.site, shown(event)),),
+        event.lazy,
+    )
+
+
+def shown(event: Collective) -> str:
+    """How a collective reads in a chain: a call, or a property read (`trainer.log_dir`)."""
+    return event.label if event.op in PROPERTY_COLLECTIVES else f"{event.label}()"
+
+
+def issued(leaves: list[CollectiveLeaf]) -> list[CollectiveLeaf]:
+    """The collectives among ``leaves`` (without the marks of received-value tests)."""
+    return [leaf for leaf in leaves if not leaf.peer]
+
+
+def agree(first: Sequence[CollectiveLeaf], second: Sequence[CollectiveLeaf]) -> bool:
+    """Whether two sides issue the same collectives, as far as can be told.
+
+    A side that reaches a test of a value received from a root (``peer``
+    leaves: a worker's `if message == STOP: return` loop) is open: it goes on
+    as the sender chooses, so it agrees with a side that begins with the
+    collectives it issues before that test.
+    """
+    cuts = [next((i for i, leaf in enumerate(side) if leaf.peer), None) for side in (first, second)]
+    heads = [
+        [leaf.key for leaf in side[:cut]] for side, cut in zip((first, second), cuts, strict=True)
+    ]
+    common = min(len(heads[0]), len(heads[1]))
+    if heads[0][:common] != heads[1][:common]:
+        return False
+    if len(heads[0]) == len(heads[1]):
+        return True
+    shorter = 0 if len(heads[0]) < len(heads[1]) else 1
+    return cuts[shorter] is not None
