@@ -182,6 +182,10 @@ class ProjectIndex:
                 yield self.modules[candidates[0]], rest
                 return
 
+    def absolute(self, target: str, module: ModuleSummary) -> str:
+        """``target`` as written in ``module``, relative dots resolved."""
+        return self._absolute(target, module)
+
     def _absolute(self, target: str, module: ModuleSummary) -> str:
         if not target.startswith("."):
             return target

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 import libcst as cst
 
 from ranklint.analysis.catalog import RANK_ENVIRONMENT, torch_distributed
+from ranklint.analysis.guards import is_main_guard
 from ranklint.analysis.literals import string_value
 from ranklint.analysis.names import dotted_name
 from ranklint.analysis.nodes import iter_nodes, source_text
@@ -155,13 +156,7 @@ def is_init_call(node: cst.Call, resolve: Resolve) -> bool:
 
 
 def _is_main_guard(statement: cst.CSTNode) -> bool:
-    if not isinstance(statement, cst.If) or not isinstance(statement.test, cst.Comparison):
-        return False
-    test = statement.test
-    sides = [test.left, *(target.comparator for target in test.comparisons)]
-    return any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides) and any(
-        string_value(s) == "__main__" for s in sides
-    )
+    return isinstance(statement, cst.If) and is_main_guard(statement.test)
 
 
 def runs_as_script(module: cst.Module, resolve: Resolve) -> bool:

@@ -256,3 +256,9 @@ class ModuleSummary:
     mesh_names: frozenset[str] = frozenset()
     mesh_uses: tuple[tuple[Site, str], ...] = ()
     mesh_dynamic: bool = False
+    # Every module this file imports, anywhere in it (`import a.b`: a.b; `from
+    # .m import x`: .m and .m.x), as written: relative names keep their dots.
+    imports: frozenset[str] = frozenset()
+    # Import-time group creations in a file written to be run (the rule judges
+    # them in the project phase: reported only if some file imports this one).
+    deferred_creations: tuple[tuple[Site, str], ...] = ()

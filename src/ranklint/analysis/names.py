@@ -68,6 +68,18 @@ def last_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def imported_modules(node: cst.Import | cst.ImportFrom) -> list[str]:
+    """The modules an import statement may load: ``import a.b`` names a.b; ``from .m
+    import x`` names .m and .m.x (x may be a submodule)."""
+    if isinstance(node, cst.Import):
+        return [name for alias in node.names if (name := dotted_name(alias.name)) is not None]
+    module = import_from_module(node)
+    if isinstance(node.names, cst.ImportStar):
+        return [module]
+    prefix = module if module.endswith(".") else module + "."
+    return [module, *(prefix + name for a in node.names if (name := dotted_name(a.name)))]
+
+
 def import_from_module(node: cst.ImportFrom) -> str:
     """The module of a ``from`` import, relative dots included (``..pkg.mod``)."""
     dots = "." * len(node.relative)

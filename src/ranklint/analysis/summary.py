@@ -20,6 +20,7 @@ from ranklint.analysis.arguments import call_args, find_argument, is_none, liter
 from ranklint.analysis.axes import axes_of_expression
 from ranklint.analysis.catalog import CallKind, CallSpec
 from ranklint.analysis.classify import CallClassifier
+from ranklint.analysis.decorators import keeps_coroutine, rank_only_decorator
 from ranklint.analysis.events import (
     FLAG_PREFIX,
     UNKNOWN,
@@ -41,7 +42,7 @@ from ranklint.analysis.events import (
 from ranklint.analysis.framework import collective_property, single_process_launch, synced_log
 from ranklint.analysis.guards import is_keyed_test, is_lazy_test, literal_comparison_subject
 from ranklint.analysis.hot_markers import hot_reason, marker_label, periodic_arm
-from ranklint.analysis.names import dotted_name
+from ranklint.analysis.names import dotted_name, imported_modules
 from ranklint.analysis.nodes import iter_nodes
 from ranklint.analysis.rank import (
     CLEAN,
@@ -62,23 +63,6 @@ Where = tuple[int, cst.CSTNode | None, cst.CSTNode | None]
 PlacedNode = tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None]
 
 
-_RANK_ONLY_DECORATORS = frozenset(
-    {
-        "rank_zero_only",
-        "rank0_only",
-        "rank_0_only",
-        "on_rank_zero",
-        "on_rank0",
-        "main_process_only",
-        "on_main_process",
-        "on_local_main_process",
-        "master_only",
-        "zero_rank_only",
-    }
-)
-_TRANSPARENT_DECORATORS = frozenset(
-    {"staticmethod", "classmethod", "abstractmethod", "override", "final", "wraps"}
-)
 # Deepest nesting of branches kept as such in a summary (see begin_branch).
 _MAX_NESTING = 48
 _EXIT_CALLS = frozenset({"sys.exit", "os._exit", "@local:exit", "@local:quit"})
@@ -138,6 +122,8 @@ class FactsBuilder:
         self.mesh_names: set[str] = set()
         self.mesh_uses: list[tuple[Site, str]] = []
         self.mesh_dynamic = False
+        self.imports: set[str] = set()
+        self.deferred_creations: list[tuple[Site, str]] = []
 
     # -- structure ---------------------------------------------------------
     def enter_function(self, node: cst.FunctionDef | cst.Lambda, class_name: str | None) -> None:
@@ -150,13 +136,7 @@ class FactsBuilder:
         params = tuple(p.name.value for p in (*node.params.posonly_params, *node.params.params))
         keyword_only = tuple(p.name.value for p in node.params.kwonly_params)
         summary = FunctionSummary(qualname, class_name, params, keyword_only, name=node.name.value)
-        # A decorator may turn it into something else (`@auto_await`, `@sync`):
-        # only plain and method-kind decorators keep a coroutine function.
-        summary.is_async = node.asynchronous is not None and all(
-            (dotted_name(_decorator_callee(d.decorator)) or "").rsplit(".", 1)[-1]
-            in _TRANSPARENT_DECORATORS
-            for d in node.decorators
-        )
+        summary.is_async = node.asynchronous is not None and keeps_coroutine(node)
         for param in (
             *node.params.posonly_params,
             *node.params.params,
@@ -166,10 +146,7 @@ class FactsBuilder:
                 value = literal(param.default)
                 if value != UNKNOWN:
                     summary.defaults[param.name.value] = value
-        for decorator in node.decorators:
-            name = dotted_name(_decorator_callee(decorator.decorator))
-            if name is not None and name.rsplit(".", 1)[-1] in _RANK_ONLY_DECORATORS:
-                summary.rank_only = "@" + name
+        summary.rank_only = rank_only_decorator(node)
         summary.hot, summary.hot_if_module = hot_reason(
             node, class_name, self.settings.hot_functions, self.rank.names
         )
@@ -585,7 +562,17 @@ class FactsBuilder:
             mesh_names=frozenset(self.mesh_names),
             mesh_uses=tuple(self.mesh_uses),
             mesh_dynamic=self.mesh_dynamic,
+            imports=frozenset(self.imports),
+            deferred_creations=tuple(self.deferred_creations),
         )
+
+    def record_import(self, node: cst.Import | cst.ImportFrom) -> None:
+        """Note the modules an import statement names (see ModuleSummary.imports)."""
+        self.imports.update(imported_modules(node))
+
+    def defer_creation(self, site: Site, label: str) -> None:
+        """An import-time group creation in a script, judged in the project phase."""
+        self.deferred_creations.append((site, label))
 
 
 # Names of collectives that leave their first argument equal on every rank.
@@ -605,7 +592,3 @@ def _merge_elements(known: tuple[Taint, ...] | None, new: tuple[Taint, ...]) -> 
     if len(known) != len(new):
         return ()
     return tuple(a | b for a, b in zip(known, new, strict=True))
-
-
-def _decorator_callee(node: cst.BaseExpression) -> cst.BaseExpression:
-    return node.func if isinstance(node, cst.Call) else node

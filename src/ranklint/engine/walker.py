@@ -320,6 +320,7 @@ class Walker:
     def _import(self, node: cst.Import | cst.ImportFrom) -> None:
         # Alias names are not loads: nothing below an import is walked.
         self.ctx.names.bind_import_statement(node)
+        self.ctx.facts.record_import(node)
 
     def _global(self, node: cst.Global | cst.Nonlocal) -> None:
         # Names only: nothing below is a load.

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 import libcst as cst
 
 from ranklint.analysis import catalog
+from ranklint.analysis.context import FileContext
+from ranklint.analysis.dist_state import runs_as_script
+from ranklint.analysis.events import Site
+from ranklint.analysis.guards import guard_kind
+from ranklint.analysis.project import ProjectFacts
 from ranklint.findings import Severity
-from ranklint.rules.base import Rule
+from ranklint.rules.base import PendingFinding, ProjectFinding, Rule
 
 
 class ImportTimeProcessGroup(Rule):
     code = "RNK101"
     name = "import-time-process-group"
     severity = Severity.ERROR
+    project = True
     summary = "A process group or device mesh is created when the module is imported"
     what = """\
 Reports calls that create distributed state — `init_process_group`,
@@ -40,8 +48,29 @@ pairs the wrong groups across ranks.
 Calls through project helpers (`setup()` that calls `init_process_group`) at
 import time are not followed yet. Code under `if __name__ == "__main__":` and
 `if TYPE_CHECKING:` is not import time and is not reported.
+
+Entry scripts are not reported unless something imports them: a file written
+to be run (a `__main__` guard or argument parsing at module level, or a path
+among `script-patterns`: `scripts/`, `examples/`, `bench/`, `main.py`, ...)
+runs its module-level code once per launched process, which is how a torchrun
+`train.py` or a standalone benchmark starts. Such a file is reported only
+when another file of the run imports it; a run that does not see the
+importer (one file given, the flake8 face) does not report it.
 """
     valid = (
+        """
+        # train.py, started by `torchrun train.py --lr 0.1`: an entry script
+        # that nothing imports runs its module level once per launched rank.
+        import argparse
+
+        import torch.distributed as dist
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--lr", type=float)
+        args = parser.parse_args()
+        dist.init_process_group("nccl")
+        dp_group = dist.new_group([0, 1])
+        """,
         """
         import torch.distributed as dist
 
@@ -124,6 +153,10 @@ import time are not followed yet. Code under `if __name__ == "__main__":` and
         """,
     )
 
+    def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
+        super().__init__(ctx, sink)
+        self._script: bool | None = True if ctx.is_script else None
+
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
         if not (ctx.import_time and ctx.reachable):
@@ -132,10 +165,52 @@ import time are not followed yet. Code under `if __name__ == "__main__":` and
         spec = catalog.lookup(qualified)
         if spec is None or not spec.kind.creates_groups:
             return
-        self.report(
-            node,
-            f"`{qualified}()` runs when this module is imported; every import (a test, a "
-            f"launcher, a data-loader worker) then creates distributed state or blocks "
-            f"waiting for peers; create groups and meshes in an entry point such as "
-            f"`main()` and pass them down",
-        )
+        assert qualified is not None  # the catalog knows only qualified names
+        if self._script is None:
+            self._script = runs_as_script(ctx.module, ctx.resolve)
+        if self._script and not _only_when_imported(ctx):
+            # Judged in the project phase: only an imported script is reported.
+            ctx.facts.defer_creation(Site(ctx.top_index, ctx.call_ordinal), qualified)
+            return
+        self.report(node, _message(qualified))
+
+    @classmethod
+    def check_project(cls, project: ProjectFacts) -> Iterable[ProjectFinding]:
+        deferred = [summary for summary in project.summaries if summary.deferred_creations]
+        if not deferred:
+            return
+        index = project.index
+        importers: dict[str, str] = {}
+        for summary in project.summaries:
+            for name in summary.imports:
+                parts = index.absolute(name, summary).split(".")
+                for end in range(1, len(parts) + 1):
+                    importers.setdefault(".".join(parts[:end]), summary.path)
+        for summary in deferred:
+            importer = importers.get(index.names[summary.path])
+            if importer is None or importer == summary.path:
+                continue
+            for site, qualified in summary.deferred_creations:
+                message = _message(qualified, imported_by=importer)
+                yield ProjectFinding.at(summary.path, site, f"{qualified}()", message)
+
+
+def _only_when_imported(ctx: FileContext) -> bool:
+    """Under ``if __name__ != "__main__":`` (or the ``else`` of the main guard):
+    code written to run on import, whatever else the file is."""
+    return any(
+        guard_kind(c.test) == ("main" if not c.holds else "not-main") for c in ctx.conditions
+    )
+
+
+def _message(qualified: str, imported_by: str | None = None) -> str:
+    where = "this module is imported"
+    if imported_by is not None:
+        # A script that another file imports: its module-level code runs there too.
+        where = f"this script is imported ({imported_by} imports it)"
+    return (
+        f"`{qualified}()` runs when {where}; every import (a test, a launcher, a "
+        f"data-loader worker) then creates distributed state or blocks waiting for "
+        f"peers; create groups and meshes in an entry point such as `main()` and pass "
+        f"them down"
+    )
