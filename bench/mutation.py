@@ -78,6 +78,11 @@ _ANALYSIS_TESTS = (
     "tests/test_imports_precision.py",
     "tests/test_portability_precision.py",
     "tests/test_testsuite_precision.py",
+    "tests/test_collective_protocols.py",
+    "tests/test_restated_flags.py",
+    "tests/test_leaves.py",
+    "tests/test_decorators.py",
+    "tests/test_rnk101_entry_scripts.py",
 )
 
 # group -> (modules to mutate, relative to src/ranklint; test files that exercise them)
@@ -184,6 +189,31 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_root_not_a_rank.py",
             "tests/test_implicit_collectives.py",
             "tests/test_rule_examples.py",
+        ),
+    ),
+    # The modules the third collective-analysis round added (objects, leader/worker
+    # protocols, flags restating a rank test, RNK101 in entry scripts).
+    "protocols": (
+        (
+            "analysis/flags.py",
+            "analysis/leaves.py",
+            "analysis/arguments.py",
+            "analysis/decorators.py",
+            "rules/collectives/import_time_process_group.py",
+        ),
+        (
+            "tests/test_collective_protocols.py",
+            "tests/test_restated_flags.py",
+            "tests/test_leaves.py",
+            "tests/test_decorators.py",
+            "tests/test_implicit_collectives.py",
+            "tests/test_rnk101_entry_scripts.py",
+            "tests/test_rnk101_import_time.py",
+            "tests/test_rank_values.py",
+            "tests/test_project_facts.py",
+            "tests/test_realbugs.py",
+            "tests/test_rule_examples.py",
+            "tests/test_fixtures.py",
         ),
     ),
     # The rule modules the default-set precision work changed (a subset of "rules").

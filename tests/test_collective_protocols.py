@@ -374,3 +374,29 @@ def test_one_device_launch_unqualified_by_lightning_is_not_trusted(tmp_path: Pat
     )
 
     assert found == expected
+
+
+def test_every_keyword_argument_of_a_call_binds_its_parameter(tmp_path: Path) -> None:
+    found, expected = _check(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/train.py": """
+                import torch.distributed as dist
+
+
+                def save(t, gather=True, barrier=True):
+                    if barrier:
+                        dist.barrier()
+
+
+                def main(t):
+                    if dist.get_rank() == 0:
+                        save(t, gather=False, barrier=False)
+                    if dist.get_rank() == 0:
+                        save(t, gather=False, barrier=True)  # expect: RNK102
+            """,
+        },
+    )
+
+    assert found == expected

@@ -149,3 +149,20 @@ def test_log_dir_read_outside_a_hook_is_reported() -> None:
     source = "def save(trainer):\n    if trainer.is_global_zero:\n        print(trainer.log_dir)\n"
 
     assert _lines(source) == [3]
+
+
+def test_property_read_reached_through_a_helper_reads_as_a_property_in_the_chain() -> None:
+    source = (
+        "def log_path(trainer):\n"
+        "    return trainer.log_dir\n"
+        "\n"
+        "\n"
+        "def on_train_end(trainer):\n"
+        "    if trainer.is_global_zero:\n"
+        "        print(log_path(trainer))\n"
+    )
+
+    [finding] = findings_of(source, select=SELECT)
+
+    assert finding.line == 7
+    assert "log_path() -> trainer.log_dir at " in finding.message

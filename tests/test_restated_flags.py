@@ -75,7 +75,7 @@ def test_second_assignment_under_a_rank_test_does_not_restate_it_again() -> None
     flags.assigned("serve", _TRUE, ())
     flags.assigned("serve", _FALSE, [(_TEST, 0)])
 
-    flags.assigned("serve", _TRUE, [(_OTHER, 0)])
+    flags.assigned("serve", _FALSE, [(_OTHER, 0)])
 
     assert flags.predicate("serve") is None
 
@@ -91,3 +91,13 @@ def test_flag_with_a_test_that_cannot_be_read_restates_nothing() -> None:
 
 def test_unknown_flag_restates_nothing() -> None:
     assert RestatedFlags().predicate("serve") is None
+
+
+def test_flag_given_an_unknown_value_before_the_rank_test_restates_nothing() -> None:
+    flags = RestatedFlags()
+    flags.assigned("serve", _TRUE, ())
+    flags.assigned("serve", cst.parse_expression("args.serve"), ())
+
+    flags.assigned("serve", _FALSE, [(_TEST, 0)])
+
+    assert flags.predicate("serve") is None

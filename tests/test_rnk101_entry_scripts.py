@@ -182,3 +182,28 @@ def test_one_file_lint_of_a_script_does_not_guess_its_importers() -> None:
     result = lint_source(source, "train.py", Config(select=("RNK101",)))
 
     assert result.findings == []
+
+
+def test_every_imported_script_is_reported_after_one_that_is_not(tmp_path: Path) -> None:
+    found, expected = _run(
+        tmp_path,
+        {
+            "a_alone.py": _GUARDED.format(mark=""),
+            "b_used.py": _GUARDED.format(mark="  # expect: RNK101"),
+            "c_use.py": "import b_used\n",
+        },
+    )
+
+    assert found == expected
+
+
+def test_library_module_message_says_the_module_is_imported(tmp_path: Path) -> None:
+    (tmp_path / "dist_utils.py").write_text(
+        "import torch.distributed as dist\n\ngroup = dist.new_group([0, 1])\n", encoding="utf-8"
+    )
+
+    result = lint_paths([tmp_path], Config(select=("RNK101",), root=tmp_path), jobs=1)
+
+    assert [f.message.split(";")[0] for f in result.findings] == [
+        "`torch.distributed.new_group()` runs when this module is imported"
+    ]

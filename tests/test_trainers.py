@@ -97,7 +97,26 @@ def test_buggy_trainer_fails_the_way_its_docstring_predicts(
     result = run(fixture.path, tmp_path, world=fixture.world)
     seen = observed(result)
 
-    if fixture.predicted == "wrong-value":
+    if fixture.predicted == "wrong-value" and fixture.wrong == "gradients":
+        assert seen == "completes", result.output[-3000:]
+        reference = references[fixture.clean.name].outcome["result"]  # type: ignore[index]
+        scaled = run(
+            fixture.clean,
+            tmp_path / "scaled-reference",
+            "--reference",
+            "--lr-scale",
+            str(fixture.world),
+            world=fixture.world,
+        )
+        assert scaled.outcome is not None, scaled.output[-3000:]
+        for rank in rank_results(result):
+            # Gradients world_size times too large: the run of a learning rate
+            # world_size times higher, not the reference's.
+            params = _load(rank["params"])
+            assert_params_close(params, _load(scaled.outcome["result"]["params"]))
+            with pytest.raises(AssertionError):
+                assert_params_close(params, _load(reference["params"]))
+    elif fixture.predicted == "wrong-value":
         assert seen == "completes", result.output[-3000:]
         reference = references[fixture.clean.name].outcome["result"]  # type: ignore[index]
         for rank in rank_results(result):
@@ -113,6 +132,29 @@ def test_buggy_trainer_fails_the_way_its_docstring_predicts(
         for rank in rank_results(result):
             assert_params_close(_load(rank["params"]), _load(reference["params"]))
     assert result.wall_s < trainer_runs.PROCESS_LIMIT
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_group_root_broadcast_gives_every_dp_rank_its_own_leaders_flag(tmp_path: Path) -> None:
+    fixture = next(f for f in BUGGY if f.name == "tp_dp_group_root.py")
+
+    result = run(fixture.path, tmp_path, world=fixture.world)
+
+    assert observed(result) == "completes", result.output[-3000:]
+    ranks = rank_results(result)
+    # dp groups of the 2 x 2 mesh: {0, 2} led by rank 0, {1, 3} led by rank 1.
+    assert [rank["stop"] for rank in ranks] == [ranks[r % 2]["leader_stop"] for r in range(4)]
+
+
+def test_invalid_root_outcome_needs_torchs_not_a_member_value_error() -> None:
+    def outcome(error: str) -> str:
+        ranks = [{"status": "ok"}, {"status": "error", "error": error}]
+        return observed(trainer_runs.Run(1, {"status": "failed", "ranks": ranks}, "", 1.0, Path()))
+
+    assert outcome("ValueError: Global rank 0 is not part of group <pg>") == "invalid-root"
+    assert outcome("RuntimeError: Global rank 0 is not part of group <pg>") == "error"
+    assert outcome("ValueError: Invalid function argument") == "error"
 
 
 def test_helper_module_that_joins_the_group_at_import_fails_on_import(tmp_path: Path) -> None:

@@ -33,13 +33,24 @@ COLLECTIVE_TIMEOUT = 3.0
 DEADLINE = 60.0
 # The child's own wall-clock limit: above the deadline, for start-up and teardown.
 PROCESS_LIMIT = DEADLINE + 30.0
-WORLD = {"tp_dp_trainer.py": 4}
+# Ranks per family (the first word of the name); 2 otherwise.
+WORLD = {"tp": 4}
 # The clean trainer whose results a variant should reproduce (or, wrongly, not).
 REFERENCE_OF = {
     "fsdp2": "fsdp2_trainer.py",
     "rollout": "rollout_trainer.py",
+    "tp": "tp_dp_trainer.py",
 }
-OUTCOMES = ("completes", "collective-mismatch", "timeout", "wrong-value", "import-error")
+OUTCOMES = (
+    "completes",
+    "collective-mismatch",
+    "timeout",
+    "wrong-value",
+    "import-error",
+    "invalid-root",
+)
+# torch's error for a root outside the group (`src=0` on a group without global rank 0).
+_INVALID_ROOT = re.compile(r"ValueError: Global rank \d+ is not part of group")
 
 
 @dataclass(frozen=True)
@@ -54,13 +65,32 @@ class Fixture:
 
     @property
     def world(self) -> int:
-        return WORLD.get(self.name, 2)
+        return WORLD.get(self.name.split("_", 1)[0], 2)
+
+    @property
+    def wrong(self) -> str:
+        """For a wrong-value fixture, what is wrong: ``logged`` (the default) or ``gradients``."""
+        return _constant(self.path, "WRONG") or "logged"
 
     @property
     def clean(self) -> Path:
         """The clean trainer this one is a variant of (itself if clean)."""
         family = self.name.split("_", 1)[0]
         return TRAINERS / REFERENCE_OF.get(family, self.name)
+
+
+def _constant(path: Path, name: str) -> str | None:
+    """The string a module-level ``NAME = "..."`` of ``path`` assigns, if any."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            return node.value.value
+    return None
 
 
 def programs() -> list[Fixture]:
@@ -154,6 +184,8 @@ def observed(result: Run) -> str:
     errors = " ".join(rank.get("error", "") for rank in outcome.get("ranks", []))
     if "Detected mismatch between collectives" in errors:
         return "collective-mismatch"
+    if any(_INVALID_ROOT.match(rank.get("error", "")) for rank in outcome.get("ranks", [])):
+        return "invalid-root"
     if outcome["status"] == "deadline" or re.search(
         r"timed out|timeout|monitoredBarrier", errors, re.IGNORECASE
     ):

@@ -51,7 +51,7 @@ def call_args(node: cst.Call) -> tuple[tuple[int | None, str | None, Literal], .
     position = 0
     for arg in node.args:
         if arg.star:
-            continue
+            continue  # pragma: no mutate  (a call with * or ** binds no parameter)
         value = literal(arg.value)
         if value == UNKNOWN and (name := dotted_name(arg.value)) is not None:
             # A flag passed on: decided where the caller's test decides it.

@@ -33,7 +33,7 @@ def rank_only_decorator(node: cst.FunctionDef) -> str | None:
     found = None
     for decorator in node.decorators:
         name = dotted_name(_callee(decorator.decorator))
-        if name is not None and name.rsplit(".", 1)[-1] in _RANK_ONLY_DECORATORS:
+        if name is not None and _last(name) in _RANK_ONLY_DECORATORS:
             found = "@" + name
     return found
 
@@ -41,10 +41,16 @@ def rank_only_decorator(node: cst.FunctionDef) -> str | None:
 def keeps_coroutine(node: cst.FunctionDef) -> bool:
     """A decorator may turn a coroutine function into something else (`@auto_await`,
     `@sync`): only plain and method-kind decorators keep it one."""
-    return all(
-        (dotted_name(_callee(d.decorator)) or "").rsplit(".", 1)[-1] in _TRANSPARENT_DECORATORS
-        for d in node.decorators
-    )
+    for decorator in node.decorators:
+        name = dotted_name(_callee(decorator.decorator))
+        if name is None or _last(name) not in _TRANSPARENT_DECORATORS:
+            return False
+    return True
+
+
+def _last(name: str) -> str:
+    """The last part of a dotted name (`functools.wraps`: wraps)."""
+    return name.rsplit(".", 1)[-1]  # pragma: no mutate  (any maxsplit >= 1 gives the last part)
 
 
 def _callee(node: cst.BaseExpression) -> cst.BaseExpression:

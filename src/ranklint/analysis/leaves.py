@@ -72,13 +72,12 @@ def agree(first: Sequence[CollectiveLeaf], second: Sequence[CollectiveLeaf]) -> 
     collectives it issues before that test.
     """
     cuts = [next((i for i, leaf in enumerate(side) if leaf.peer), None) for side in (first, second)]
-    heads = [
-        [leaf.key for leaf in side[:cut]] for side, cut in zip((first, second), cuts, strict=True)
-    ]
+    heads = [[leaf.key for leaf in first[: cuts[0]]], [leaf.key for leaf in second[: cuts[1]]]]
     common = min(len(heads[0]), len(heads[1]))
     if heads[0][:common] != heads[1][:common]:
         return False
     if len(heads[0]) == len(heads[1]):
         return True
-    shorter = 0 if len(heads[0]) < len(heads[1]) else 1
+    # The heads differ in length here: `<` and `<=` pick the same side.
+    shorter = 0 if len(heads[0]) < len(heads[1]) else 1  # pragma: no mutate
     return cuts[shorter] is not None
