@@ -43,9 +43,6 @@ NOT_FOUND_YET: dict[str, str] = {
         "an exception raised on some ranks skips DDP's implicit all-reduce in `backward()`; "
         "implicit collectives of wrapped models are not modelled yet"
     ),
-    "a10_unsloth_collective_behind_isfile": (
-        "file-system state (`os.path.isfile`) may differ per rank; not treated as rank-dependent"
-    ),
     "a16_draco_lazy_seed_broadcast": (
         "a property that broadcasts on first use, reached after a data-dependent `continue`"
     ),

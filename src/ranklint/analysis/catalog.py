@@ -487,6 +487,19 @@ RANK_TUPLE_FUNCTIONS: dict[str, int] = {
 # Draws from a process-global random state. Each rank has its own state (often
 # seeded with the rank on purpose), so a decision taken on a draw may differ
 # between ranks. A call given an explicit ``generator=`` is not one of these.
+# Queries of the file system: each node has its own disks, and a file rank 0
+# is writing appears to the others at different moments, so ranks can see
+# different answers (unsloth-zoo#967: a barrier skipped where the file exists).
+FILE_SYSTEM_QUERIES: frozenset[str] = frozenset(
+    {
+        "os.path.exists",
+        "os.path.isfile",
+        "os.path.isdir",
+        "os.path.lexists",
+        "os.listdir",
+        "glob.glob",
+    }
+)
 UNSEEDED_RANDOM: frozenset[str] = frozenset(
     {
         "random.random",

@@ -12,7 +12,7 @@ import libcst as cst
 
 from ranklint.analysis.catalog import CallKind, CallSpec, lookup, lookup_method
 from ranklint.analysis.names import NameTable, last_name
-from ranklint.analysis.rank import call_target
+from ranklint.analysis.targets import call_target
 
 _STATE_DICT_METHODS = frozenset({"state_dict", "optim_state_dict", "load_state_dict"})
 _FSDP_STATE_DICT = CallSpec(

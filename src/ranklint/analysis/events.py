@@ -126,7 +126,7 @@ class Collective:
 
 @dataclass(slots=True)
 class CallEvent:
-    target: str  # raw target, see rank.call_target
+    target: str  # raw target, see targets.call_target
     site: Site
     label: str
     # Arguments passed: (position, keyword, literal value or UNKNOWN); the

@@ -16,7 +16,6 @@ along another axis: every member of that group sees the same value.
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -31,16 +30,20 @@ from ranklint.analysis.axes import (
 )
 from ranklint.analysis.catalog import (
     EXTERNAL_ROOTS,
+    FILE_SYSTEM_QUERIES,
     PASS_THROUGH,
     RANK_ENVIRONMENT,
     RANK_FUNCTIONS,
     RANK_TUPLE_FUNCTIONS,
     UNSEEDED_RANDOM,
 )
+from ranklint.analysis.files import written_paths
 from ranklint.analysis.flags import RestatedFlags
 from ranklint.analysis.guards import first_and_last_stage, same_on_every_rank
 from ranklint.analysis.literals import string_value
-from ranklint.analysis.names import NamePatterns, NameTable, dotted_name
+from ranklint.analysis.names import NamePatterns, NameTable
+from ranklint.analysis.nodes import source_text
+from ranklint.analysis.targets import call_target
 
 # torch calls that map a rank given as an argument (not the caller's).
 _ARGUMENT_RANK_FUNCTIONS = frozenset(
@@ -97,6 +100,7 @@ _EVERY_AXIS = frozenset({GLOBAL_AXIS})
 _STRONG = Taint(rank=True, axes=_EVERY_AXIS, strong=True)
 # A draw from a process-global random state: may differ between ranks.
 _RANDOM = Taint(rank=True, axes=_EVERY_AXIS)
+_FILE_SYSTEM = Taint(rank=True, axes=_EVERY_AXIS)
 # Methods that add to or remove from a list, dict or set in place.
 _MUTATORS = frozenset(
     {"append", "extend", "insert", "update", "add", "setdefault", "pop", "remove", "discard"}
@@ -115,46 +119,6 @@ def _element_of(taint: Taint, index: int) -> Taint:
     """The part of ``taint`` that element ``index`` of an unpacked call result keeps."""
     via = frozenset(f"{target}{_ELEMENT}{index}" for target in taint.via if _ELEMENT not in target)
     return Taint(via=via, axes=taint.axes) if via else CLEAN
-
-
-def call_target(node: cst.BaseExpression, names: NameTable) -> str | None:
-    """A raw, resolvable name for a call's target, or ``None``.
-
-    Imported names resolve to their qualified name (``pkg.utils.save``,
-    ``..utils.save`` for relative imports); names defined in this file become
-    ``@local:name``; ``self.method`` / ``cls.method`` become ``@self:method``.
-    The project phase resolves these against the files of the run.
-    """
-    if isinstance(node, cst.Name):
-        qualified = names.lookup(node.value)
-        if qualified is not None:
-            return qualified
-        if node.value in _BUILTINS:
-            return None
-        return f"@local:{node.value}"
-    if isinstance(node, cst.Attribute):
-        base = node.value
-        if isinstance(base, cst.Name) and base.value in ("self", "cls"):
-            return f"@self:{node.attr.value}"
-        qualified = names.resolve(node)
-        if qualified is not None:
-            return qualified
-        if isinstance(base, cst.Name):
-            built = names.instance_of(base.value)
-            if built is not None:
-                # ``helper = Helper(...)`` ... ``helper.run()``: a method of that class.
-                return f"{built}.{node.attr.value}"
-        dotted = dotted_name(node)
-        if dotted is not None and "." in dotted:
-            # Unresolved, so `head` is no import: a class of this file, maybe.
-            head = dotted.partition(".")[0]
-            if head not in _BUILTINS and head[:1].isupper():
-                # ``Helper.method`` on a class defined in this file.
-                return f"@local:{dotted}"
-    return None
-
-
-_BUILTINS = frozenset(dir(builtins))
 
 
 @dataclass(slots=True)
@@ -190,17 +154,21 @@ class RankTaint:
         # Code under a test (branch arm, loop body): the test's taint and the
         # (environment, name) pairs assigned there.
         self._controls: list[_Control] = []
+        # Each function being walked, and the paths it writes (computed on demand).
+        self._functions: list[tuple[cst.CSTNode | None, frozenset[str] | None]] = []
         # Flags that restate a rank test, for the module and each function.
         self._flags: list[RestatedFlags] = [RestatedFlags()]
 
     # -- environments ------------------------------------------------------
-    def push_function(self, *, method: bool) -> None:
+    def push_function(self, *, method: bool, node: cst.CSTNode | None = None) -> None:
+        self._functions.append((node, None))
         self._function_envs.append({})
         self._flags.append(RestatedFlags())
         self._method_flags.append(method)
         self._declared.append({})
 
     def pop_function(self) -> None:
+        self._functions.pop()
         self._function_envs.pop()
         self._flags.pop()
         self._method_flags.pop()
@@ -319,6 +287,16 @@ class RankTaint:
             and self._in_method()
         ):
             self._record(self._class_envs[-1], target.attr.value, value)
+
+    def _written(self, path: cst.BaseExpression) -> bool:
+        """Whether the function being walked writes ``path`` (see analysis.files)."""
+        if not self._functions or self._functions[-1][0] is None:
+            return False
+        function, written = self._functions[-1]
+        if written is None:
+            written = written_paths(function, self.names)
+            self._functions[-1] = (function, written)
+        return " ".join(source_text(path).split()) in written
 
     def predicate(self, name: str) -> tuple[cst.BaseExpression, bool] | None:
         """(test, negated) when the flag ``name`` restates a rank test (see RestatedFlags)."""
@@ -513,6 +491,8 @@ class RankTaint:
                 return self._environment(node.args[0].value if node.args else None)
             if qualified in _ARGUMENT_RANK_FUNCTIONS:
                 return self._arguments(node, depth)
+            if qualified in FILE_SYSTEM_QUERIES and node.args and self._written(node.args[0].value):
+                return _FILE_SYSTEM
             if qualified in UNSEEDED_RANDOM and not any(
                 arg.keyword is not None and arg.keyword.value == "generator" for arg in node.args
             ):

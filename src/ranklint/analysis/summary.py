@@ -49,9 +49,9 @@ from ranklint.analysis.rank import (
     RankTaint,
     Taint,
     boolean_operands,
-    call_target,
     is_external,
 )
+from ranklint.analysis.targets import call_target
 
 if TYPE_CHECKING:
     from ranklint.analysis.settings import AnalysisSettings
@@ -127,7 +127,7 @@ class FactsBuilder:
 
     # -- structure ---------------------------------------------------------
     def enter_function(self, node: cst.FunctionDef | cst.Lambda, class_name: str | None) -> None:
-        self.rank.push_function(method=class_name is not None)
+        self.rank.push_function(method=class_name is not None, node=node)
         if isinstance(node, cst.Lambda):
             dummy = FunctionSummary("<lambda>", None, ())
             self._frames.append(_Frame(dummy, [dummy.events], discard=True))

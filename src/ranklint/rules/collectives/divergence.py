@@ -64,12 +64,27 @@ def _message(divergence: Divergence) -> str:
         assert divergence.exit_kind is not None
         return (
             f"{subject} is skipped by ranks that {_EXIT_TEXT[divergence.exit_kind]} when "
-            f"`{condition}`{false}; the ranks that reach it hang in it; move the collective "
-            f"before the early exit or make every rank reach it"
+            f"`{condition}`{false}{_file_system(condition)}; the ranks that reach it hang in it; "
+            f"move the collective before the early exit or make every rank reach it"
         )
     return (
-        f"{subject} is reached only when `{condition}`{false}; ranks that skip it hang in their "
-        f"next collective; call it on every rank, outside the rank-dependent branch"
+        f"{subject} is reached only when `{condition}`{false}{_file_system(condition)}; ranks "
+        f"that skip it hang in their next collective; call it on every rank, outside the "
+        f"rank-dependent branch"
+    )
+
+
+# File-system tests are rank-dependent where the function writes the path it tests.
+_FILE_SYSTEM_TESTS = ("os.path.", "listdir(", "glob(")
+
+
+def _file_system(condition: str) -> str:
+    """Why a test of the file system splits the ranks, when the condition is one."""
+    if not any(test in condition for test in _FILE_SYSTEM_TESTS):
+        return ""
+    return (
+        " (this function writes that path on some ranks: a rank that looks after the write "
+        "sees the file, one that looks before does not)"
     )
 
 

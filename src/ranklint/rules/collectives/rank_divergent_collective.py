@@ -88,37 +88,36 @@ A rank-dependent `raise` is not treated as an early exit: the raising rank
 fails with an error and the launcher stops the job, so there is no silent
 hang. A value that a broadcast, all_reduce or all_gather wrote (its first
 argument) is rank-invariant afterwards. Two branches on the same rank
-condition are judged together: `if rank > 0: barrier()` … `if rank == 0:
-barrier()` is balanced, and inside `if rank == 0: … else:` a nested test of
-the same condition is decided. A flag set from the rank (`serve = True; if
-rank > 0: serve = False`) is read as that rank test.
+condition are judged together (`if rank > 0: barrier()` … `if rank == 0:
+barrier()` is balanced; a nested test of it is decided by its arm), and a
+flag set from the rank (`serve = True; if rank > 0: serve = False`) is read
+as that rank test.
 
 A method called on a local built from a project class (`model =
-Deployable(...)`, then `model.generate()`) is followed into that class. A
-test of a value received from a root (`broadcast(message, src=0)`, then `if
-message == STOP: return`) hands the rest of the sequence to the sender: a
-worker loop that receives until the leader says stop matches any leader that
-begins with the same collectives. A function that builds a Lightning
-`Trainer` or `Fabric` with `devices=1` on one node runs in one process, so
-its rank tests split nothing and it is not checked.
+Deployable(...)`, then `model.generate()`) is followed into that class. A test
+of a value received from a root (`broadcast(message, src=0)`, then `if message
+== STOP: return`) hands the rest of the sequence to the sender: a worker loop
+that receives until the leader says stop matches any leader that begins with
+the same collectives. A function that builds a Lightning `Trainer` or `Fabric`
+with `devices=1` on one node runs in one process and is not checked.
 
 Not followed: calls through objects whose class is unknown (`self.engine.
-save()`, a parameter), through variables holding functions (also
-module-level aliases such as `is_main = ranks.is_main`), and rank-dependent
-arguments that a callee then branches on. Call chains across files need all the files
-in one run (the flake8 face sees one file at a time). A file with
-`# ranklint: skip-file` takes no part in the call graph. Exception handlers
-are checked on their own, not as part of the normal sequence.
+save()`, a parameter), through variables holding functions (also module-level
+aliases such as `is_main = ranks.is_main`), and rank-dependent arguments that
+a callee then branches on. Call chains across files need all the files in one
+run (the flake8 face sees one file at a time). A file with `# ranklint:
+skip-file` takes no part in the call graph. Exception handlers are checked on
+their own, not as part of the normal sequence.
 
-Known false alarms (docs/ecosystem-review.md): a leader/worker protocol where
-the other ranks' matching collective sits in a method of an object whose
-class is unknown (a parameter, `self.engine`); a config flag that rules out
-the collective, tested in a callee under another name than the caller's and
-not passed as an argument; a framework call that is a collective only in
-another configuration (`get_model_state_dict` of a module not sharded yet). Values
-that differ per rank only through data (a loader's length, a metrics dict
-whose keys come from the batch) or through the file system are not
-followed.
+Known false alarms (docs/ecosystem-review.md): a leader/worker protocol through
+an object of unknown class; a config flag tested in a callee under another
+name and not passed on; a framework call that communicates only in another
+configuration (`get_model_state_dict` of a module not sharded yet). Values
+that differ per rank only through data (a loader's length, the keys of a
+metrics dict) are not followed; a test of the file system (`os.path.exists`,
+`isfile`, `isdir`, `listdir`, `glob`) is rank-dependent only on a path the
+same function writes (`open(path, "w")`, `torch.save(x, path)`): ranks that
+look after the write see the file, the others do not.
 """
     valid = (
         """
@@ -376,33 +375,43 @@ followed.
 
 
         class Deployable:
-            def generate(self, prompts):
-                dist.broadcast(torch.tensor([0]), src=0)
-                dist.broadcast_object_list([prompts], src=0)
-
             def serve_other_ranks(self):
-                # Workers loop until the leader's message says stop: how often
-                # they receive is the leader's choice, not their rank's.
+                # Workers receive until the leader's message says stop: how
+                # often is the leader's choice, not their rank's.
                 while True:
                     message = torch.empty(1, dtype=torch.long)
                     dist.broadcast(message, src=0)
-                    if message == 0:
-                        dist.broadcast_object_list([None], src=0)
-                    else:
+                    if message != 0:
                         return
 
 
         def serve(requests):
             model = Deployable()
             if dist.get_rank() == 0:
-                for prompts in requests:
-                    model.generate(prompts)
+                for _ in requests:
+                    dist.broadcast(torch.tensor([0]), src=0)  # one request
                 dist.broadcast(torch.tensor([1]), src=0)  # stop
             else:
                 model.serve_other_ranks()
         """,
     )
     invalid = (
+        """
+        import os
+
+        import torch.distributed as dist
+
+
+        def create_cached_module(name, source, cache_dir):
+            # https://github.com/unslothai/unsloth-zoo/pull/967 (a late rank skips the barrier)
+            path = os.path.join(cache_dir, name + ".py")
+            if not os.path.isfile(path):
+                if dist.get_rank() == 0:
+                    with open(path, "w") as f:
+                        f.write(source)
+                dist.barrier()  # expect: RNK102
+            return path
+        """,
         """
         import torch.distributed as dist
 
@@ -413,8 +422,7 @@ followed.
 
 
         def train(state, path):
-            # A method of an object built from a project class is followed.
-            checkpointer = Checkpointer()
+            checkpointer = Checkpointer()  # a project class: its methods are followed
             if dist.get_rank() == 0:
                 checkpointer.save(state, path)  # expect: RNK102
         """,

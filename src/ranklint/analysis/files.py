@@ -1,0 +1,70 @@
+"""Paths a function writes: a test of such a path races with the write.
+
+``if not os.path.isfile(path): (rank 0 writes path) ... barrier()``: a rank
+that tests after rank 0 wrote the file skips the branch and its barrier
+(unsloth-zoo#967). A file-system test is treated as rank-dependent only on a
+path the same function writes, so that checks of inputs every rank reads
+alike (`if os.path.isfile(checkpoint): raise ...`) stay uniform.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ranklint.analysis.names import NameTable
+from ranklint.analysis.nodes import iter_nodes, source_text
+
+# Calls that create or replace the file named by an argument: (qualified
+# name, position of the path argument).
+_WRITERS: dict[str, int] = {
+    "torch.save": 1,
+    "shutil.copy": 1,
+    "shutil.copy2": 1,
+    "shutil.copyfile": 1,
+    "shutil.move": 1,
+    "os.rename": 1,
+    "os.replace": 1,
+    "os.makedirs": 0,
+    "os.mkdir": 0,
+    "numpy.save": 0,
+    "urllib.request.urlretrieve": 1,
+}
+# Path methods that create the file or folder they are called on.
+_PATH_WRITERS = frozenset({"write_text", "write_bytes", "touch", "mkdir"})
+_WRITE_MODES = frozenset("wax")
+
+
+def written_paths(function: cst.CSTNode, names: NameTable) -> frozenset[str]:
+    """The source text of each path ``function`` writes (`open(p, "w")`, `torch.save(x, p)`)."""
+    found: set[str] = set()
+    body = function.body if isinstance(function, (cst.FunctionDef, cst.Lambda)) else function
+    for node in iter_nodes(body, into_functions=False):
+        if not isinstance(node, cst.Call):
+            continue
+        path = _written(node, names)
+        if path is not None:
+            found.add(" ".join(source_text(path).split()))
+    return frozenset(found)
+
+
+def _written(node: cst.Call, names: NameTable) -> cst.BaseExpression | None:
+    func = node.func
+    if isinstance(func, cst.Name) and func.value == "open" and not names.is_bound("open"):
+        mode = _argument(node, 1, "mode")
+        if isinstance(mode, cst.SimpleString) and _WRITE_MODES & set(mode.value.strip("\"'rbt+")):
+            return _argument(node, 0, "file")
+        return None
+    if isinstance(func, cst.Attribute) and func.attr.value in _PATH_WRITERS:
+        return func.value
+    qualified = names.resolve(func)
+    if qualified in _WRITERS:
+        return _argument(node, _WRITERS[qualified], None)
+    return None
+
+
+def _argument(node: cst.Call, position: int, keyword: str | None) -> cst.BaseExpression | None:
+    positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+    for arg in node.args:
+        if keyword is not None and arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    return positional[position] if position < len(positional) else None
