@@ -26,9 +26,6 @@ _LAYOUT = (
 )
 # case -> why ranklint does not report it yet.
 NOT_FOUND_YET: dict[str, str] = {
-    "a04_lightning_log_dict_data_dependent_keys": (
-        "keys built from data (`y.unique()`) differ per rank: data values are not rank-dependent"
-    ),
     "a05_sglang_writing_check_early_return": (
         "the early return depends on rank-local state (`self.ongoing_write_through`) "
         "that no rank-dependent assignment shows"

@@ -74,6 +74,9 @@ class Taint:
     # rank, a list filled under a rank test): its length differs per rank, and
     # so does the length of what a project function builds from it.
     share: bool = False
+    # Per-rank data (a step's batch, a random draw): each part of it, and what
+    # its methods return (`y.unique()`), is per-rank data too.
+    data: bool = False
 
     def __or__(self, other: Taint) -> Taint:
         if other is CLEAN:
@@ -87,6 +90,7 @@ class Taint:
             self.membership or other.membership,
             self.strong or other.strong,
             self.share or other.share,
+            self.data or other.data,
         )
 
     @property
@@ -99,8 +103,12 @@ CLEAN = Taint()
 _EVERY_AXIS = frozenset({GLOBAL_AXIS})
 _STRONG = Taint(rank=True, axes=_EVERY_AXIS, strong=True)
 # A draw from a process-global random state: may differ between ranks.
-_RANDOM = Taint(rank=True, axes=_EVERY_AXIS)
+_RANDOM = Taint(rank=True, axes=_EVERY_AXIS, data=True)
 _FILE_SYSTEM = Taint(rank=True, axes=_EVERY_AXIS)
+# The batch a Lightning step method is given: this rank's share of the data.
+BATCH_DATA = Taint(rank=True, axes=_EVERY_AXIS, data=True)
+# A dict batch's keys are its schema, the same on every rank (`batch.items()`).
+_SCHEMA = frozenset({"keys", "items", "values"})
 # Methods that add to or remove from a list, dict or set in place.
 _MUTATORS = frozenset(
     {"append", "extend", "insert", "update", "add", "setdefault", "pop", "remove", "discard"}
@@ -348,6 +356,9 @@ class RankTaint:
                 continue
             index = position if star is None or position < star else position - len(elements)
             part = _element_of(taint, index)
+            if isinstance(value, cst.Name) and taint.data:
+                part = taint  # `x, y = batch`: every part of per-rank data is per-rank
+
             if known is not None and known == index:
                 part = _STRONG
             elif isinstance(value, cst.Call) and known is None:
@@ -520,6 +531,10 @@ class RankTaint:
             called = Taint(via=frozenset({target}))
             passed = self._arguments(node, depth)
             return called | replace(passed, membership=False) if passed.share else called
+        if isinstance(func, cst.Attribute) and qualified is None and func.attr.value not in _SCHEMA:
+            receiver = self.taint(func.value, depth + 1)
+            if receiver.data:
+                return receiver  # `y.unique()` of per-rank data (a batch) is per-rank data
         return CLEAN
 
     def _arguments(self, node: cst.Call, depth: int) -> Taint:

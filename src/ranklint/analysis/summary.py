@@ -45,6 +45,7 @@ from ranklint.analysis.hot_markers import hot_reason, marker_label, periodic_arm
 from ranklint.analysis.names import dotted_name, imported_modules
 from ranklint.analysis.nodes import iter_nodes
 from ranklint.analysis.rank import (
+    BATCH_DATA,
     CLEAN,
     RankTaint,
     Taint,
@@ -63,6 +64,8 @@ Where = tuple[int, cst.CSTNode | None, cst.CSTNode | None]
 PlacedNode = tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None]
 
 
+# Lightning's step methods, whose `batch` is this rank's share of the data.
+_STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
 # Deepest nesting of branches kept as such in a summary (see begin_branch).
 _MAX_NESTING = 48
 _EXIT_CALLS = frozenset({"sys.exit", "os._exit", "@local:exit", "@local:quit"})
@@ -136,6 +139,10 @@ class FactsBuilder:
         params = tuple(p.name.value for p in (*node.params.posonly_params, *node.params.params))
         keyword_only = tuple(p.name.value for p in node.params.kwonly_params)
         summary = FunctionSummary(qualname, class_name, params, keyword_only, name=node.name.value)
+        if class_name is not None and node.name.value in _STEP_METHODS and "batch" in params:
+            # Each rank's loader yields its own batch: what is built from its
+            # contents (`y.unique()`) differs per rank.
+            self.rank.bind(cst.Name("batch"), BATCH_DATA)
         summary.is_async = node.asynchronous is not None and keeps_coroutine(node)
         for param in (
             *node.params.posonly_params,

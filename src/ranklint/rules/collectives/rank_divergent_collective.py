@@ -112,9 +112,9 @@ their own, not as part of the normal sequence.
 Known false alarms (docs/ecosystem-review.md): a leader/worker protocol through
 an object of unknown class; a config flag tested in a callee under another
 name and not passed on; a framework call that communicates only in another
-configuration (`get_model_state_dict` of a module not sharded yet). Values
-that differ per rank only through data (a loader's length, the keys of a
-metrics dict) are not followed; a test of the file system (`os.path.exists`,
+configuration (`get_model_state_dict` of a module not sharded yet). Data is
+per-rank only as the `batch` of a Lightning step method and what is computed
+from it (not its dict keys); a test of the file system (`os.path.exists`,
 `isfile`, `isdir`, `listdir`, `glob`) is rank-dependent only on a path the
 same function writes (`open(path, "w")`, `torch.save(x, path)`): ranks that
 look after the write see the file, the others do not.
