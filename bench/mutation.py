@@ -83,6 +83,8 @@ _ANALYSIS_TESTS = (
     "tests/test_leaves.py",
     "tests/test_decorators.py",
     "tests/test_rnk101_entry_scripts.py",
+    "tests/test_per_rank_state.py",
+    "tests/test_batch_data.py",
 )
 
 # group -> (modules to mutate, relative to src/ranklint; test files that exercise them)
@@ -199,6 +201,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "analysis/leaves.py",
             "analysis/arguments.py",
             "analysis/decorators.py",
+            "analysis/files.py",
             "rules/collectives/import_time_process_group.py",
         ),
         (
@@ -207,6 +210,8 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_leaves.py",
             "tests/test_decorators.py",
             "tests/test_implicit_collectives.py",
+            "tests/test_per_rank_state.py",
+            "tests/test_batch_data.py",
             "tests/test_rnk101_entry_scripts.py",
             "tests/test_rnk101_import_time.py",
             "tests/test_rank_values.py",

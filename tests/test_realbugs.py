@@ -33,9 +33,6 @@ NOT_FOUND_YET: dict[str, str] = {
     "a06_sglang_prefetch_membership_early_return": (
         "the early return depends on rank-local state (`self.ongoing_prefetch`)"
     ),
-    "a07_empty_metrics_skip_all_gather_object": (
-        "the early return depends on the contents of an argument (`local_metrics`)"
-    ),
     "a08_nemo_automodel_per_rank_continue": (
         "an exception raised on some ranks skips DDP's implicit all-reduce in `backward()`; "
         "implicit collectives of wrapped models are not modelled yet"

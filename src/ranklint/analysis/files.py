@@ -1,17 +1,23 @@
-"""Paths a function writes: a test of such a path races with the write.
+"""What a function's body says about its values: the paths it writes, the objects it gathers.
+
+Paths written: a test of such a path races with the write.
 
 ``if not os.path.isfile(path): (rank 0 writes path) ... barrier()``: a rank
 that tests after rank 0 wrote the file skips the branch and its barrier
 (unsloth-zoo#967). A file-system test is treated as rank-dependent only on a
 path the same function writes, so that checks of inputs every rank reads
 alike (`if os.path.isfile(checkpoint): raise ...`) stay uniform.
+
+Objects gathered: what a rank contributes to ``all_gather_object`` or
+``gather_object`` is its own data (that is why it is gathered), so a test of
+it before the gather (`if not local_metrics: return`) splits the ranks.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from ranklint.analysis.names import NameTable
+from ranklint.analysis.names import NameTable, dotted_name
 from ranklint.analysis.nodes import iter_nodes, source_text
 
 # Calls that create or replace the file named by an argument: (qualified
@@ -34,11 +40,37 @@ _PATH_WRITERS = frozenset({"write_text", "write_bytes", "touch", "mkdir"})
 _WRITE_MODES = frozenset("wax")
 
 
+# Object collectives and the (position, keyword) of the object each rank contributes.
+_GATHERS: dict[str, tuple[int, str]] = {
+    "torch.distributed.all_gather_object": (1, "obj"),
+    "torch.distributed.distributed_c10d.all_gather_object": (1, "obj"),
+    "torch.distributed.gather_object": (0, "obj"),
+    "torch.distributed.distributed_c10d.gather_object": (0, "obj"),
+}
+
+
+def gathered_objects(function: cst.CSTNode, names: NameTable) -> frozenset[str]:
+    """Dotted names ``function`` contributes to an object gather (`all_gather_object(out, x)`)."""
+    found: set[str] = set()
+    for node in iter_nodes(_body(function), into_functions=False):
+        if isinstance(node, cst.Call):
+            spec = _GATHERS.get(names.resolve(node.func) or "")
+            if spec is not None:
+                value = _argument(node, *spec)
+                name = dotted_name(value) if value is not None else None
+                if name is not None:
+                    found.add(name)
+    return frozenset(found)
+
+
+def _body(function: cst.CSTNode) -> cst.CSTNode:
+    return function.body if isinstance(function, (cst.FunctionDef, cst.Lambda)) else function
+
+
 def written_paths(function: cst.CSTNode, names: NameTable) -> frozenset[str]:
     """The source text of each path ``function`` writes (`open(p, "w")`, `torch.save(x, p)`)."""
     found: set[str] = set()
-    body = function.body if isinstance(function, (cst.FunctionDef, cst.Lambda)) else function
-    for node in iter_nodes(body, into_functions=False):
+    for node in iter_nodes(_body(function), into_functions=False):
         if not isinstance(node, cst.Call):
             continue
         path = _written(node, names)
@@ -68,3 +100,33 @@ def _argument(node: cst.Call, position: int, keyword: str | None) -> cst.BaseExp
         if keyword is not None and arg.keyword is not None and arg.keyword.value == keyword:
             return arg.value
     return positional[position] if position < len(positional) else None
+
+
+class FunctionScan:
+    """The written paths and gathered objects of one function, scanned on first use."""
+
+    def __init__(
+        self, function: cst.CSTNode | None, names: NameTable, *, gathers: bool = True
+    ) -> None:
+        self._function = function
+        self._names = names
+        self._written: frozenset[str] | None = None
+        self._gathered: frozenset[str] | None = None if gathers else frozenset()
+
+    @property
+    def written(self) -> frozenset[str]:
+        if self._written is None:
+            function = self._function
+            self._written = (
+                frozenset() if function is None else written_paths(function, self._names)
+            )
+        return self._written
+
+    @property
+    def gathered(self) -> frozenset[str]:
+        if self._gathered is None:
+            function = self._function
+            self._gathered = (
+                frozenset() if function is None else gathered_objects(function, self._names)
+            )
+        return self._gathered

@@ -37,7 +37,7 @@ from ranklint.analysis.catalog import (
     RANK_TUPLE_FUNCTIONS,
     UNSEEDED_RANDOM,
 )
-from ranklint.analysis.files import written_paths
+from ranklint.analysis.files import FunctionScan
 from ranklint.analysis.flags import RestatedFlags
 from ranklint.analysis.guards import first_and_last_stage, same_on_every_rank
 from ranklint.analysis.literals import string_value
@@ -107,6 +107,8 @@ _RANDOM = Taint(rank=True, axes=_EVERY_AXIS, data=True)
 _FILE_SYSTEM = Taint(rank=True, axes=_EVERY_AXIS)
 # The batch a Lightning step method is given: this rank's share of the data.
 BATCH_DATA = Taint(rank=True, axes=_EVERY_AXIS, data=True)
+# What this rank contributes to an object gather: its own data.
+_GATHERED = Taint(rank=True, axes=_EVERY_AXIS, data=True)
 # A dict batch's keys are its schema, the same on every rank (`batch.items()`).
 _SCHEMA = frozenset({"keys", "items", "values"})
 # Methods that add to or remove from a list, dict or set in place.
@@ -163,13 +165,16 @@ class RankTaint:
         # (environment, name) pairs assigned there.
         self._controls: list[_Control] = []
         # Each function being walked, and the paths it writes (computed on demand).
-        self._functions: list[tuple[cst.CSTNode | None, frozenset[str] | None]] = []
+        self._functions: list[FunctionScan] = []
+        # Whether the file may gather objects (`gather_object` in its text): set
+        # by the engine, so that other files skip that scan.
+        self.gathers_objects = True
         # Flags that restate a rank test, for the module and each function.
         self._flags: list[RestatedFlags] = [RestatedFlags()]
 
     # -- environments ------------------------------------------------------
     def push_function(self, *, method: bool, node: cst.CSTNode | None = None) -> None:
-        self._functions.append((node, None))
+        self._functions.append(FunctionScan(node, self.names, gathers=self.gathers_objects))
         self._function_envs.append({})
         self._flags.append(RestatedFlags())
         self._method_flags.append(method)
@@ -298,13 +303,8 @@ class RankTaint:
 
     def _written(self, path: cst.BaseExpression) -> bool:
         """Whether the function being walked writes ``path`` (see analysis.files)."""
-        if not self._functions or self._functions[-1][0] is None:
-            return False
-        function, written = self._functions[-1]
-        if written is None:
-            written = written_paths(function, self.names)
-            self._functions[-1] = (function, written)
-        return " ".join(source_text(path).split()) in written
+        scan = self._functions[-1] if self._functions else None
+        return scan is not None and " ".join(source_text(path).split()) in scan.written
 
     def predicate(self, name: str) -> tuple[cst.BaseExpression, bool] | None:
         """(test, negated) when the flag ``name`` restates a rank test (see RestatedFlags)."""
@@ -396,6 +396,8 @@ class RankTaint:
             known = self._lookup(node.value)
             if known is not None:
                 return known
+            if self._functions and node.value in self._functions[-1].gathered:
+                return _GATHERED
             return self._named(node.value)
         if isinstance(node, cst.Attribute):
             base = node.value

@@ -147,6 +147,7 @@ class Linter:
 
         pending: list[PendingFinding] = []
         ctx = self.file_context(path, module)
+        ctx.rank.gathers_objects = "gather_object" in text
         recorders = [recorder(ctx) for recorder in FACT_RECORDERS]
         walker = Walker(ctx, [*recorders, *(rule(ctx, pending.append) for rule in visiting)])
         with deep_recursion():

@@ -113,8 +113,8 @@ Known false alarms (docs/ecosystem-review.md): a leader/worker protocol through
 an object of unknown class; a config flag tested in a callee under another
 name and not passed on; a framework call that communicates only in another
 configuration (`get_model_state_dict` of a module not sharded yet). Data is
-per-rank only as the `batch` of a Lightning step method and what is computed
-from it (not its dict keys); a test of the file system (`os.path.exists`,
+per-rank as the `batch` of a Lightning step method (not its dict keys) or what
+a rank gives `all_gather_object`; a test of the file system (`os.path.exists`,
 `isfile`, `isdir`, `listdir`, `glob`) is rank-dependent only on a path the
 same function writes (`open(path, "w")`, `torch.save(x, path)`): ranks that
 look after the write see the file, the others do not.

@@ -1,4 +1,4 @@
-"""A test of the file system on a path the same function writes splits the ranks (RNK102)."""
+"""Tests of per-rank state: files a function writes, objects a rank gathers (RNK102)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from ranklint.analysis.files import written_paths
+from ranklint.analysis.files import gathered_objects, written_paths
 from ranklint.analysis.names import NameTable
 from tests.conftest import codes_by_line, findings_of
 
@@ -142,3 +142,60 @@ def test_early_exit_on_a_written_file_says_why_the_ranks_disagree() -> None:
 
     assert finding.line == 12
     assert "(this function writes that path on some ranks" in finding.message
+
+
+def _gathered(source: str) -> frozenset[str]:
+    module = cst.parse_module(textwrap.dedent(source))
+    table = NameTable()
+    table.bind_import_statement(cst.parse_statement("import torch.distributed as dist").body[0])
+    function = next(s for s in module.body if isinstance(s, cst.FunctionDef))
+    return gathered_objects(function, table)
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        ("dist.all_gather_object(out, metrics)", {"metrics"}),
+        ("dist.all_gather_object(out, obj=self.stats)", {"self.stats"}),
+        ("dist.gather_object(metrics, out, dst=0)", {"metrics"}),
+        ("dist.gather_object(obj=metrics)", {"metrics"}),
+        ("dist.all_gather_object(out, make())", set()),
+        ("dist.broadcast_object_list(out, src=0)", set()),
+        ("other.all_gather_object(out, metrics)", set()),
+    ],
+)
+def test_gathered_objects_names_what_each_rank_contributes(call: str, expected: set[str]) -> None:
+    assert _gathered(f"def f(out, metrics, obj):\n    {call}\n") == expected
+
+
+def test_early_return_on_the_object_a_rank_then_gathers_is_reported() -> None:
+    # https://github.com/bo-ke/llm-internal-medicine/pull/45
+    source = """
+        import torch.distributed as dist
+
+
+        def gather_metrics(local_metrics):
+            if not local_metrics:
+                return {}
+            gathered = [None] * dist.get_world_size()
+            dist.all_gather_object(gathered, local_metrics)
+            return gathered
+    """
+
+    assert _lines(source) == [8]
+
+
+def test_test_of_another_value_before_an_object_gather_is_uniform() -> None:
+    source = """
+        import torch.distributed as dist
+
+
+        def gather_metrics(local_metrics, enabled):
+            if not enabled:
+                return {}
+            gathered = [None] * dist.get_world_size()
+            dist.all_gather_object(gathered, local_metrics)
+            return gathered
+    """
+
+    assert _lines(source) == []
