@@ -199,3 +199,41 @@ def test_test_of_another_value_before_an_object_gather_is_uniform() -> None:
     """
 
     assert _lines(source) == []
+
+
+def test_gathered_objects_leave_out_nested_functions() -> None:
+    source = (
+        "def f(out, metrics):\n    def later():\n        dist.all_gather_object(out, metrics)\n"
+    )
+
+    assert _gathered(source) == frozenset()
+
+
+def test_written_paths_skip_unpacked_arguments() -> None:
+    source = """
+        import shutil
+
+
+        def f(pair, dst):
+            shutil.copy(*pair, dst)
+    """
+
+    assert _written(source) == frozenset()
+
+
+def test_test_of_a_written_path_spelled_with_spaces_matches_its_write() -> None:
+    source = """
+        import os
+
+        import torch.distributed as dist
+
+
+        def cache(folder, text):
+            if not os.path.isfile(os.path.join(folder, "x.py")):
+                if dist.get_rank() == 0:
+                    with open(os.path.join(folder,  "x.py"), "w") as f:
+                        f.write(text)
+                dist.barrier()
+    """
+
+    assert _lines(source) == [11]

@@ -38,6 +38,7 @@ _WRITERS: dict[str, int] = {
 # Path methods that create the file or folder they are called on.
 _PATH_WRITERS = frozenset({"write_text", "write_bytes", "touch", "mkdir"})
 _WRITE_MODES = frozenset("wax")
+Function = cst.FunctionDef | cst.Lambda
 
 
 # Object collectives and the (position, keyword) of the object each rank contributes.
@@ -49,28 +50,27 @@ _GATHERS: dict[str, tuple[int, str]] = {
 }
 
 
-def gathered_objects(function: cst.CSTNode, names: NameTable) -> frozenset[str]:
+def gathered_objects(function: Function, names: NameTable) -> frozenset[str]:
     """Dotted names ``function`` contributes to an object gather (`all_gather_object(out, x)`)."""
     found: set[str] = set()
-    for node in iter_nodes(_body(function), into_functions=False):
-        if isinstance(node, cst.Call):
-            spec = _GATHERS.get(names.resolve(node.func) or "")
-            if spec is not None:
-                value = _argument(node, *spec)
-                name = dotted_name(value) if value is not None else None
-                if name is not None:
-                    found.add(name)
+    # (`into_functions=None` would read as False: not mutated.)
+    for node in iter_nodes(function.body, into_functions=False):  # pragma: no mutate
+        if not isinstance(node, cst.Call):
+            continue
+        qualified = names.resolve(node.func)
+        spec = _GATHERS.get(qualified) if qualified is not None else None
+        value = _argument(node, *spec) if spec is not None else None
+        name = None if value is None else dotted_name(value)
+        if name is not None:
+            found.add(name)
     return frozenset(found)
 
 
-def _body(function: cst.CSTNode) -> cst.CSTNode:
-    return function.body if isinstance(function, (cst.FunctionDef, cst.Lambda)) else function
-
-
-def written_paths(function: cst.CSTNode, names: NameTable) -> frozenset[str]:
+def written_paths(function: Function, names: NameTable) -> frozenset[str]:
     """The source text of each path ``function`` writes (`open(p, "w")`, `torch.save(x, p)`)."""
     found: set[str] = set()
-    for node in iter_nodes(_body(function), into_functions=False):
+    # (`into_functions=None` would read as False: not mutated.)
+    for node in iter_nodes(function.body, into_functions=False):  # pragma: no mutate
         if not isinstance(node, cst.Call):
             continue
         path = _written(node, names)
@@ -83,7 +83,7 @@ def _written(node: cst.Call, names: NameTable) -> cst.BaseExpression | None:
     func = node.func
     if isinstance(func, cst.Name) and func.value == "open" and not names.is_bound("open"):
         mode = _argument(node, 1, "mode")
-        if isinstance(mode, cst.SimpleString) and _WRITE_MODES & set(mode.value.strip("\"'rbt+")):
+        if isinstance(mode, cst.SimpleString) and _WRITE_MODES & set(mode.value):
             return _argument(node, 0, "file")
         return None
     if isinstance(func, cst.Attribute) and func.attr.value in _PATH_WRITERS:
@@ -105,13 +105,15 @@ def _argument(node: cst.Call, position: int, keyword: str | None) -> cst.BaseExp
 class FunctionScan:
     """The written paths and gathered objects of one function, scanned on first use."""
 
-    def __init__(
-        self, function: cst.CSTNode | None, names: NameTable, *, gathers: bool = True
-    ) -> None:
+    def __init__(self, function: Function | None, names: NameTable, *, gathers: bool) -> None:
         self._function = function
         self._names = names
         self._written: frozenset[str] | None = None
-        self._gathered: frozenset[str] | None = None if gathers else frozenset()
+        # A file that never names gather_object gathers nothing: skip the scan
+        # (an optimisation; scanning would find nothing, so not mutated).
+        self._gathered: frozenset[str] | None = (
+            None if gathers else frozenset()
+        )  # pragma: no mutate
 
     @property
     def written(self) -> frozenset[str]:

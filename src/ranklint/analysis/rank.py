@@ -173,7 +173,9 @@ class RankTaint:
         self._flags: list[RestatedFlags] = [RestatedFlags()]
 
     # -- environments ------------------------------------------------------
-    def push_function(self, *, method: bool, node: cst.CSTNode | None = None) -> None:
+    def push_function(
+        self, *, method: bool, node: cst.FunctionDef | cst.Lambda | None = None
+    ) -> None:
         self._functions.append(FunctionScan(node, self.names, gathers=self.gathers_objects))
         self._function_envs.append({})
         self._flags.append(RestatedFlags())
