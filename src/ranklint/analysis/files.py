@@ -58,9 +58,11 @@ def gathered_objects(function: Function, names: NameTable) -> frozenset[str]:
         if not isinstance(node, cst.Call):
             continue
         qualified = names.resolve(node.func)
-        spec = _GATHERS.get(qualified) if qualified is not None else None
+        # (Guards against None are not mutated: `.get(None)` and `dotted_name(None)`
+        # give None as well.)
+        spec = _GATHERS.get(qualified) if qualified is not None else None  # pragma: no mutate
         value = _argument(node, *spec) if spec is not None else None
-        name = None if value is None else dotted_name(value)
+        name = None if value is None else dotted_name(value)  # pragma: no mutate
         if name is not None:
             found.add(name)
     return frozenset(found)
@@ -111,9 +113,8 @@ class FunctionScan:
         self._written: frozenset[str] | None = None
         # A file that never names gather_object gathers nothing: skip the scan
         # (an optimisation; scanning would find nothing, so not mutated).
-        self._gathered: frozenset[str] | None = (
-            None if gathers else frozenset()
-        )  # pragma: no mutate
+        skip: frozenset[str] | None = frozenset()
+        self._gathered = None if gathers else skip  # pragma: no mutate
 
     @property
     def written(self) -> frozenset[str]:
