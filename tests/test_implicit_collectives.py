@@ -166,3 +166,74 @@ def test_property_read_reached_through_a_helper_reads_as_a_property_in_the_chain
 
     assert finding.line == 7
     assert "log_path() -> trainer.log_dir at " in finding.message
+
+
+_SHARDED = (
+    "import torch.distributed as dist\n"
+    "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+    "from torch.distributed.fsdp import fully_shard\n"
+    "\n"
+    "\n"
+    "def evaluate(model, batch, mesh):\n"
+    "    {wrap}\n"
+    "    if dist.get_rank() == 0:\n"
+    "        {call}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("wrap", "call", "subject"),
+    [
+        ("model = FSDP(model)", "model(batch)", "the forward of a sharded model"),
+        ("model = FSDP(model, auto_wrap_policy=p)", "model.forward(batch)", "the forward of"),
+        ("model = FSDP(model)", "model.generate(batch)", "`generate` of a sharded model"),
+        ("model = FSDP(model)", "model.state_dict()", "`state_dict`"),
+        ("fully_shard(model)", "model(batch)", "the forward of a sharded model"),
+        ("fully_shard(model)", "model.generate(batch)", "`generate` of a sharded model"),
+    ],
+)
+def test_call_of_a_sharded_model_on_rank_zero_is_reported(
+    wrap: str, call: str, subject: str
+) -> None:
+    source = _SHARDED.format(wrap=wrap, call=call)
+
+    [finding] = findings_of(source, select=SELECT)
+
+    assert finding.line == 9
+    assert finding.message.startswith(subject)
+
+
+@pytest.mark.parametrize(
+    ("wrap", "call"),
+    [
+        ("model = FSDP(model, process_group=mesh)", "model(batch)"),
+        ("model = FSDP(model, device_mesh=mesh)", "model.generate(batch)"),
+        ("fully_shard(model, mesh=mesh)", "model(batch)"),
+        ("fully_shard(model)", "model.state_dict()"),  # FSDP2: sharded DTensors, no gather
+        ("model = FSDP(model)\n    model = build()", "model(batch)"),
+        ("model = torch.compile(model)", "model(batch)"),
+        ("pass", "model(batch)"),
+    ],
+)
+def test_call_of_a_model_not_known_to_be_sharded_on_the_default_group_is_not_reported(
+    wrap: str, call: str
+) -> None:
+    source = _SHARDED.format(wrap=wrap, call=call)
+
+    assert _lines(source) == []
+
+
+def test_sharded_model_called_on_every_rank_is_not_reported() -> None:
+    source = (
+        "import torch.distributed as dist\n"
+        "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+        "\n"
+        "\n"
+        "def evaluate(model, batch):\n"
+        "    model = FSDP(model)\n"
+        "    out = model(batch)\n"
+        "    if dist.get_rank() == 0:\n"
+        "        print(out)\n"
+    )
+
+    assert _lines(source) == []

@@ -81,6 +81,17 @@ _FSDP1 = (
     "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
 )
 _ACC_UTILS = ("accelerate.utils", "accelerate.utils.operations")
+# What `fully_shard(model)` turns a module into (FSDP2, in place).
+FSDP_MODULE = "torch.distributed.fsdp.FSDPModule"
+FULLY_SHARD = frozenset(
+    {
+        "torch.distributed.fsdp.fully_shard",
+        "torch.distributed._composable.fsdp.fully_shard",
+        "torch.distributed._composable.fsdp.fully_shard.fully_shard",
+    }
+)
+# Wrappers whose process group is the default one unless an argument names one.
+WRAPPER_GROUP_KEYWORDS = frozenset({"process_group", "device_mesh", "mesh"})
 
 
 def _names(prefixes: Iterable[str], name: str) -> tuple[str, ...]:
@@ -286,6 +297,27 @@ _CHECKPOINTING: tuple[CallSpec, ...] = (
             "scatter_full_optim_state_dict",
             "shard_full_optim_state_dict",
             "optim_state_dict_to_load",
+        )
+    ),
+    # Calls of a model that FSDP wraps (`model = FSDP(m)`, `fully_shard(m)`):
+    # its forward all-gathers the parameters, `generate` runs the forwards of
+    # the wrapped modules, and FSDP1's state_dict() gathers the full state by
+    # default. Only for models tracked by name (see names.instance_of).
+    *(
+        CallSpec(f"FullyShardedDataParallel.{short}", CallKind.COLLECTIVE, _names(_FSDP1, method))
+        for method, short in (
+            ("__call__", "forward"),
+            ("forward", "forward"),
+            ("generate", "generate"),
+            ("state_dict", "state_dict"),
+        )
+    ),
+    *(
+        CallSpec(f"FSDPModule.{short}", CallKind.COLLECTIVE, (f"{FSDP_MODULE}.{method}",))
+        for method, short in (
+            ("__call__", "forward"),
+            ("forward", "forward"),
+            ("generate", "generate"),
         )
     ),
     CallSpec(

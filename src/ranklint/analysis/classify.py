@@ -80,6 +80,11 @@ class CallClassifier:
                 spec = lookup_method(method, receiver)
                 if spec is not None and "self" in spec.receivers:
                     return spec, target
+        if target is not None and not target.startswith("@") and qualified is None:
+            # A method of an object built from a known class (`model = FSDP(m)`).
+            spec = lookup(target)
+            if spec is not None:
+                return spec, target
         if target is not None and target.startswith("@local:"):
             spec = self.extra.get(target[len("@local:") :])
             if spec is not None:

@@ -12,7 +12,13 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ranklint.analysis.catalog import HOOK_ONLY_PROPERTIES, CallSpec, lookup_property
+from ranklint.analysis.catalog import (
+    FULLY_SHARD,
+    HOOK_ONLY_PROPERTIES,
+    WRAPPER_GROUP_KEYWORDS,
+    CallSpec,
+    lookup_property,
+)
 from ranklint.analysis.names import NameTable, last_name
 
 # Receivers of Lightning's `log` / `log_dict`: the module itself.
@@ -88,3 +94,19 @@ def _is_one(node: cst.BaseExpression | None) -> bool:
     if isinstance(node, cst.Integer):
         return node.value == "1"
     return isinstance(node, cst.List) and len(node.elements) == 1
+
+
+def sharded_in_place(node: cst.Call, names: NameTable) -> str | None:
+    """``fully_shard(model)`` on the default mesh: the name of the model it shards.
+
+    Its calls (forward, ``generate``) are then collectives on every rank of the
+    default group. With a mesh of its own, the members are not known: None.
+    """
+    if names.resolve(node.func) not in FULLY_SHARD or not node.args:
+        return None
+    model = node.args[0].value
+    if not isinstance(model, cst.Name) or any(
+        arg.keyword is not None and arg.keyword.value in WRAPPER_GROUP_KEYWORDS for arg in node.args
+    ):
+        return None
+    return model.value

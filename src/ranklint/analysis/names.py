@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ranklint.analysis.catalog import WRAPPER_GROUP_KEYWORDS
+
 
 class ScopeKind(enum.Enum):
     MODULE = "module"
@@ -66,6 +68,10 @@ def last_name(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Call):
         return last_name(node.func)
     return None
+
+
+# Wrapper classes whose calls are collectives on their process group.
+_WRAPPERS = frozenset({"FullyShardedDataParallel"})
 
 
 def imported_modules(node: cst.Import | cst.ImportFrom) -> list[str]:
@@ -144,14 +150,26 @@ class NameTable:
             return None
         func = value.func
         name = last_name(func)
-        if name is None or not name[:1].isupper() or name.isupper():
+        if name is None or not name[:1].isupper():
             return None
         qualified = self.resolve(func)
         if qualified is not None:
-            return qualified
-        if isinstance(func, cst.Name):
+            if qualified.rsplit(".", 1)[-1] in _WRAPPERS and any(
+                arg.keyword is not None and arg.keyword.value in WRAPPER_GROUP_KEYWORDS
+                for arg in value.args
+            ):
+                return None  # a wrapper on a group of its own: its members are unknown
+            return qualified  # `FSDP(model)`: an alias in capitals is still a class
+        if isinstance(func, cst.Name) and not name.isupper():
             return f"@local:{func.value}"
         return None
+
+    def mark_instance(self, name: str, built: str) -> None:
+        """``fully_shard(model)``: ``model`` is now an instance of ``built`` (in place)."""
+        for scope in self._visible_scopes():
+            if name in scope.bindings:
+                scope.instances[name] = built
+                return
 
     def instance_of(self, name: str) -> str | None:
         """The class the local ``name`` was built from here, or ``None`` if unknown."""

@@ -18,7 +18,7 @@ import libcst as cst
 
 from ranklint.analysis.arguments import call_args, find_argument, is_none, literal
 from ranklint.analysis.axes import axes_of_expression
-from ranklint.analysis.catalog import CallKind, CallSpec
+from ranklint.analysis.catalog import FSDP_MODULE, CallKind, CallSpec
 from ranklint.analysis.classify import CallClassifier
 from ranklint.analysis.decorators import keeps_coroutine, rank_only_decorator
 from ranklint.analysis.events import (
@@ -39,10 +39,15 @@ from ranklint.analysis.events import (
     Opaque,
     Site,
 )
-from ranklint.analysis.framework import collective_property, single_process_launch, synced_log
+from ranklint.analysis.framework import (
+    collective_property,
+    sharded_in_place,
+    single_process_launch,
+    synced_log,
+)
 from ranklint.analysis.guards import is_keyed_test, is_lazy_test, literal_comparison_subject
 from ranklint.analysis.hot_markers import hot_reason, marker_label, periodic_arm
-from ranklint.analysis.names import dotted_name, imported_modules
+from ranklint.analysis.names import dotted_name, imported_modules, last_name
 from ranklint.analysis.nodes import iter_nodes
 from ranklint.analysis.rank import (
     BATCH_DATA,
@@ -190,6 +195,9 @@ class FactsBuilder:
     def call(self, node: cst.Call, site: Site) -> None:
         """Record a call after its arguments were walked (evaluation order)."""
         spec, target = self.calls.classify(node)
+        names = self.rank.names
+        if last_name(node.func) == "fully_shard" and (model := sharded_in_place(node, names)):
+            names.mark_instance(model, FSDP_MODULE)
         if single_process_launch(node, self.rank.names):
             self._frames[-1].summary.single_process = True
         if spec is None and self._synced_log(node, site):

@@ -21,6 +21,9 @@ def call_target(node: cst.BaseExpression, names: NameTable) -> str | None:
         qualified = names.lookup(node.value)
         if qualified is not None:
             return qualified
+        built = names.instance_of(node.value)
+        if built is not None:
+            return f"{built}.__call__"  # `model(x)` of `model = FSDP(...)`
         if node.value in _BUILTINS:
             return None
         return f"@local:{node.value}"

@@ -100,6 +100,15 @@ def _describe(leaf: CollectiveLeaf) -> str:
         if len(arguments) > 40:
             arguments = arguments[:37] + "..."
         return f"`{leaf.op}({arguments})`"
+    if leaf.op in _SHARDED_MODEL_CALLS:
+        return _SHARDED_MODEL_CALLS[leaf.op]
     if leaf.group is None:
         return f"`{leaf.op}`"
     return f"`{leaf.op}` on `{leaf.group}`"
+
+
+# Calls of a model wrapped by FSDP (`model = FSDP(m)`, `fully_shard(m)`).
+_SHARDED_MODEL_CALLS = {
+    "forward": "the forward of a sharded model (it all-gathers the parameters)",
+    "generate": "`generate` of a sharded model (each step all-gathers the parameters)",
+}
