@@ -85,6 +85,7 @@ _ANALYSIS_TESTS = (
     "tests/test_rnk101_entry_scripts.py",
     "tests/test_per_rank_state.py",
     "tests/test_batch_data.py",
+    "tests/test_implicit_collectives.py",
 )
 
 # group -> (modules to mutate, relative to src/ranklint; test files that exercise them)

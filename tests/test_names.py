@@ -12,6 +12,7 @@ from ranklint.analysis.names import (
     NameTable,
     ScopeKind,
     import_from_module,
+    imported_modules,
     last_name,
 )
 
@@ -309,3 +310,67 @@ def test_instance_of_a_local_that_shadows_a_module_level_instance_is_unknown() -
 
 def test_instance_of_an_unbound_name_is_unknown() -> None:
     assert NameTable().instance_of("server") is None
+
+
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        ("import a.b", ["a.b"]),
+        ("import a.b as c, d", ["a.b", "d"]),
+        ("from . import launch", [".", ".launch"]),
+        ("from .. import a, b", ["..", "..a", "..b"]),
+        ("from .m import x", [".m", ".m.x"]),
+        ("from pkg.mod import (x, y as z)", ["pkg.mod", "pkg.mod.x", "pkg.mod.y"]),
+        ("from pkg import *", ["pkg"]),
+    ],
+)
+def test_imported_modules_names_every_module_an_import_may_load(
+    statement: str, expected: list[str]
+) -> None:
+    node = cst.parse_statement(statement).body[0]
+    assert isinstance(node, (cst.Import, cst.ImportFrom))
+
+    assert imported_modules(node) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (
+            "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nx = FSDP(m)\n",
+            "torch.distributed.fsdp.FullyShardedDataParallel",
+        ),
+        (
+            "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+            "x = FSDP(m, auto_wrap_policy=p)\n",
+            "torch.distributed.fsdp.FullyShardedDataParallel",
+        ),
+        (
+            "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+            "x = FSDP(m, process_group=pg)\n",
+            None,
+        ),
+        (
+            "import torch.distributed.fsdp as fsdp\n"
+            "x = fsdp.FullyShardedDataParallel(m, device_mesh=d)\n",
+            None,
+        ),
+        ("from pkg import Helper\nx = Helper(m, process_group=pg)\n", "pkg.Helper"),
+        ("from pkg import DDP\nx = DDP(m)\n", "pkg.DDP"),
+        ("x = DDP(m)\n", None),
+    ],
+)
+def test_instance_of_a_wrapper_needs_the_default_group(source: str, expected: str | None) -> None:
+    assert _instance_after(source, "x") == expected
+
+
+def test_mark_instance_sets_the_class_where_the_name_is_bound() -> None:
+    table = NameTable()
+    table.bind_other("model")
+    table.push(ScopeKind.FUNCTION)
+
+    table.mark_instance("model", "torch.distributed.fsdp.FSDPModule")
+    table.mark_instance("unbound", "torch.distributed.fsdp.FSDPModule")
+
+    assert table.instance_of("model") == "torch.distributed.fsdp.FSDPModule"
+    assert table.instance_of("unbound") is None

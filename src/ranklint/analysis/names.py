@@ -91,7 +91,7 @@ def import_from_module(node: cst.ImportFrom) -> str:
     dots = "." * len(node.relative)
     if node.module is None:
         return dots
-    return dots + (dotted_name(node.module) or "")
+    return dots + (dotted_name(node.module) or "")  # pragma: no mutate  (always a dotted name)
 
 
 class NameTable:
@@ -154,7 +154,7 @@ class NameTable:
             return None
         qualified = self.resolve(func)
         if qualified is not None:
-            if qualified.rsplit(".", 1)[-1] in _WRAPPERS and any(
+            if qualified.rpartition(".")[2] in _WRAPPERS and any(
                 arg.keyword is not None and arg.keyword.value in WRAPPER_GROUP_KEYWORDS
                 for arg in value.args
             ):
