@@ -171,3 +171,37 @@ def test_deepspeed_init_distributed_counts_as_initialisation() -> None:
     )
 
     assert _lines(body) == [10]
+
+
+@pytest.mark.parametrize(
+    ("class_name", "method", "value", "reported"),
+    [
+        ("CachedDataset", "__init__", "get_rank()", True),
+        ("LabelsDataModule", "__init__", "get_rank()", True),
+        ("CachedDataset", "setup", "get_rank()", False),
+        ("Logger", "__init__", "get_rank()", False),
+        ("CachedDataset", "__init__", "other()", False),
+        ("CachedDataset", "__init__", "dist.get_rank()", False),
+    ],
+)
+def test_fallback_rank_stored_when_a_dataset_is_built_is_reported(
+    class_name: str, method: str, value: str, reported: bool
+) -> None:
+    source = (
+        "\n"
+        "\n"
+        "def get_rank():\n"
+        "    return dist.get_rank() if dist.is_initialized() else 0\n"
+        "\n"
+        "\n"
+        "def other():\n"
+        "    return 3\n"
+        "\n"
+        "\n"
+        f"class {class_name}:\n"
+        f"    def {method}(self):\n"
+        f"        self.rank = {value}\n"
+        "        local = get_rank()\n"
+    )
+
+    assert _lines(source) == ([16] if reported else [])

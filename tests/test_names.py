@@ -17,8 +17,8 @@ from ranklint.analysis.names import (
 )
 
 
-def resolve_last_call(source: str) -> str | None:
-    """Bind the module's imports and assignments in order, then resolve the last call's target."""
+def _bind_in_order(source: str) -> tuple[NameTable, cst.Call | None]:
+    """A table with the module's imports and assignments bound in order, and its last call."""
     module = cst.parse_module(textwrap.dedent(source))
     table = NameTable()
     call: cst.Call | None = None
@@ -32,6 +32,12 @@ def resolve_last_call(source: str) -> str | None:
                 table.bind_target(target.target, small.value)
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             call = small.value
+    return table, call
+
+
+def resolve_last_call(source: str) -> str | None:
+    """Bind the module's imports and assignments in order, then resolve the last call's target."""
+    table, call = _bind_in_order(source)
     assert call is not None
     return table.resolve(call.func)
 
@@ -257,16 +263,7 @@ def test_import_from_module_of_an_absolute_and_a_relative_import() -> None:
 
 def _instance_after(source: str, name: str) -> str | None:
     """Bind the module's imports and assignments in order, then ask what built ``name``."""
-    module = cst.parse_module(textwrap.dedent(source))
-    table = NameTable()
-    for statement in module.body:
-        assert isinstance(statement, cst.SimpleStatementLine)
-        small = statement.body[0]
-        if isinstance(small, (cst.Import, cst.ImportFrom)):
-            table.bind_import_statement(small)
-        elif isinstance(small, cst.Assign):
-            for target in small.targets:
-                table.bind_target(target.target, small.value)
+    table, _ = _bind_in_order(source)
     return table.instance_of(name)
 
 

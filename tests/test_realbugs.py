@@ -49,10 +49,6 @@ NOT_FOUND_YET: dict[str, str] = {
         "`state_dict()` of a model wrapped elsewhere (ZeRO-3 / FSDP) is an implicit collective; "
         "wrapped models are not tracked yet"
     ),
-    "e04_sleap_get_rank_before_init_cache": (
-        "the rank is captured in `__init__` of an object built at run time, before a group "
-        "another module creates exists: the order is not visible statically"
-    ),
 }
 CASES = cases()
 

@@ -15,6 +15,8 @@ it before the gather (`if not local_metrics: return`) splits the ranks.
 
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from ranklint.analysis.names import NameTable, dotted_name
@@ -110,26 +112,18 @@ class FunctionScan:
     def __init__(self, function: Function | None, names: NameTable, *, gathers: bool) -> None:
         self._function = function
         self._names = names
-        self._written: frozenset[str] | None = None
-        # A file that never names gather_object gathers nothing: skip the scan
-        # (an optimisation; scanning would find nothing, so not mutated).
-        skip: frozenset[str] | None = frozenset()
-        self._gathered = None if gathers else skip  # pragma: no mutate
+        # A file that never names gather_object gathers nothing: its scan is skipped.
+        self._gathers = gathers
 
-    @property
+    @functools.cached_property
     def written(self) -> frozenset[str]:
-        if self._written is None:
-            function = self._function
-            self._written = (
-                frozenset() if function is None else written_paths(function, self._names)
-            )
-        return self._written
+        if self._function is None:
+            return frozenset()
+        return written_paths(self._function, self._names)
 
-    @property
+    @functools.cached_property
     def gathered(self) -> frozenset[str]:
-        if self._gathered is None:
-            function = self._function
-            self._gathered = (
-                frozenset() if function is None else gathered_objects(function, self._names)
-            )
-        return self._gathered
+        # (The gate is an optimisation: the scan would find nothing; not mutated.)
+        if self._function is None or not self._gathers:  # pragma: no mutate
+            return frozenset()
+        return gathered_objects(self._function, self._names)

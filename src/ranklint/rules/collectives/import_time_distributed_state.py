@@ -31,7 +31,10 @@ Reports two ways of reading distributed state too early:
   same module that reads them (`rank_zero_only.rank = _get_rank()`);
 - a call, before `init_process_group()` in the same function, of a helper of
   the same module that falls back to a default rank when no group exists
-  (`dist.get_rank() if dist.is_initialized() else 0`).
+  (`dist.get_rank() if dist.is_initialized() else 0`);
+- such a helper's answer stored on the object in `__init__` of a dataset or
+  data module (a class named `...Dataset` or `...DataModule`), which the
+  launching script builds before the trainer creates the group.
 """
     why = """\
 A module is imported once per process, often before the launcher's work is
@@ -54,11 +57,31 @@ set (`rank_zero_only.rank = getattr(rank_zero_only, "rank", _get_rank())`)
 is not reported. Entry scripts are not reported: files matching `script-patterns`
 and modules with an `if __name__ == "__main__":` block or top-level argument
 parsing, where module-level code runs once per launched process. Helpers are
-followed within the same module only. A value captured in `__init__` of an
-object built before the group exists is not seen (instances are built at run
-time, in an order a linter cannot tell).
+followed within the same module only. A value captured in `__init__` of
+other objects is not reported (they may well be built after the group
+exists: the order is the run's, which a linter cannot tell).
 """
     valid = (
+        """
+        import torch.distributed as dist
+
+
+        def get_rank() -> int:
+            return dist.get_rank() if dist.is_initialized() else 0
+
+
+        class CachedDataset:
+            def __init__(self, labels, rank: int) -> None:
+                self.rank = rank  # given by the trainer, after the group exists
+
+            def shard(self) -> int:
+                return get_rank()  # read when it is used
+
+
+        class Logger:
+            def __init__(self) -> None:
+                self.rank = get_rank()  # not a dataset: may be built after init
+        """,
         """
         import os
 
@@ -147,6 +170,19 @@ time, in an order a linter cannot tell).
             log_rank_zero(str(cfg))  # expect: RNK111
             dist.init_process_group("nccl")
         """,
+        """
+        import torch.distributed as dist
+
+
+        def get_rank() -> int:
+            return dist.get_rank() if dist.is_initialized() else 0
+
+
+        class CachedDataset:
+            def __init__(self, labels) -> None:
+                # https://github.com/talmolab/sleap-nn/pull/184
+                self.rank = get_rank()  # expect: RNK111
+        """,
     )
 
     def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
@@ -169,6 +205,36 @@ time, in an order a linter cannot tell).
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._stored(node.value)
+        self._captured(node)
+
+    def _captured(self, node: cst.Assign) -> None:
+        """``self.rank = get_rank()`` in ``__init__`` of a dataset, through a 0 fallback.
+
+        Datasets are built in the launching script or a data module's
+        ``__init__``, before the trainer creates the process group: the helper
+        answers 0 there, on every rank, and the object keeps it (sleap-nn#184).
+        """
+        frame = self.ctx.function
+        if (
+            frame is None
+            or not isinstance(frame.node, cst.FunctionDef)
+            or frame.node.name.value != "__init__"
+            or not (frame.class_name or "").endswith(_BUILT_EARLY)
+            or not isinstance(node.value, cst.Call)
+            or not isinstance(node.value.func, cst.Name)
+            or not any(_is_self_attribute(target.target) for target in node.targets)
+        ):
+            return
+        helpers = self._module()
+        name = node.value.func.value
+        if helpers is not None and helpers.falls_back(name):
+            self.report(
+                node.value,
+                f"`{name}()` is read once, when the {frame.class_name} is built, and falls back "
+                f"to rank 0 when no group exists: a dataset built before `init_process_group` "
+                f"(in the launching script, before the trainer starts) keeps rank 0 on every "
+                f"rank; read the rank when it is used, or build the object after the group exists",
+            )
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -220,6 +286,18 @@ time, in an order a linter cannot tell).
                     where=where,
                 )
         self._calls[-1].clear()
+
+
+# Classes built before the trainer creates the process group.
+_BUILT_EARLY = ("Dataset", "DataModule")
+
+
+def _is_self_attribute(target: cst.BaseExpression) -> bool:
+    return (
+        isinstance(target, cst.Attribute)
+        and isinstance(target.value, cst.Name)
+        and target.value.value == "self"
+    )
 
 
 def _keeps_run_value(value: cst.BaseExpression) -> bool:
