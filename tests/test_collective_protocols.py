@@ -400,3 +400,40 @@ def test_every_keyword_argument_of_a_call_binds_its_parameter(tmp_path: Path) ->
     )
 
     assert found == expected
+
+
+@pytest.mark.parametrize(
+    ("package", "hook", "base", "reported"),
+    [
+        ("lightning.pytorch", "on_keyboard_interrupt", "Callback", False),
+        ("lightning.pytorch", "on_epoch_end", "pl.Callback", False),
+        ("lightning", "on_init_start", "L.Callback", False),
+        ("lightning.pytorch", "on_exception", "Callback", True),  # still called
+        ("pytorch_lightning", "on_keyboard_interrupt", "Callback", True),  # may be old
+        ("lightning.pytorch", "on_keyboard_interrupt", "Helper", True),  # not a callback
+    ],
+)
+def test_hook_that_lightning_2_no_longer_calls_is_not_checked(
+    tmp_path: Path, package: str, hook: str, base: str, reported: bool
+) -> None:
+    mark = "  # expect: RNK102" if reported else ""
+    found, expected = _check(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/callbacks.py": f"""
+                import {package}
+                import {package} as pl
+                import {package} as L
+                import torch.distributed as dist
+
+
+                class Saver({base}):
+                    def {hook}(self, trainer, pl_module):
+                        if trainer.global_rank == 0:
+                            dist.barrier(){mark}
+            """,
+        },
+    )
+
+    assert found == expected

@@ -458,6 +458,22 @@ PROPERTY_COLLECTIVES: dict[str, CallSpec] = {
 # (`on_validation_epoch_end`), and returns the cached values afterwards (the
 # Lightning launchers read it on local rank 0 after `fit`, without a sync).
 HOOK_ONLY_PROPERTIES: frozenset[str] = frozenset({"callback_metrics"})
+# Callback hooks that Lightning 2.0 removed: the `lightning` package (the 2.x
+# namespace) never calls them, so code in them never runs.
+REMOVED_LIGHTNING_HOOKS: frozenset[str] = frozenset(
+    {
+        "on_keyboard_interrupt",
+        "on_init_start",
+        "on_init_end",
+        "on_configure_sharded_model",
+        "on_batch_start",
+        "on_batch_end",
+        "on_epoch_start",
+        "on_epoch_end",
+        "on_pretrain_routine_start",
+        "on_pretrain_routine_end",
+    }
+)
 
 
 def lookup_property(attribute: str, receiver: str | None) -> CallSpec | None:

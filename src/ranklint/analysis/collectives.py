@@ -34,6 +34,7 @@ from ranklint.analysis.events import (
     Opaque,
     Site,
 )
+from ranklint.analysis.framework import removed_hook
 from ranklint.analysis.leaves import OPEN, CollectiveLeaf, agree, issued, leaf_of
 
 _MAX_LEAVES = 64
@@ -235,6 +236,8 @@ class CollectiveAnalysis:
     def _check_function(self, module: ModuleSummary, function: FunctionSummary) -> None:
         if function.single_process:
             return  # `Trainer(devices=1)`: one process, no other rank to wait for
+        if removed_hook(module, function):
+            return  # a callback hook the imported Lightning never calls
         if function.rank_only is not None:
             cond = _RankCond(function.rank_only, frozenset({GLOBAL_AXIS}), False)
             hits = issued(self._relevant_leaves(function.events, module, function, cond))

@@ -15,10 +15,12 @@ import libcst as cst
 from ranklint.analysis.catalog import (
     FULLY_SHARD,
     HOOK_ONLY_PROPERTIES,
+    REMOVED_LIGHTNING_HOOKS,
     WRAPPER_GROUP_KEYWORDS,
     CallSpec,
     lookup_property,
 )
+from ranklint.analysis.events import FunctionSummary, ModuleSummary
 from ranklint.analysis.names import NameTable, last_name
 
 # Receivers of Lightning's `log` / `log_dict`: the module itself.
@@ -110,3 +112,14 @@ def sharded_in_place(node: cst.Call, names: NameTable) -> str | None:
     ):
         return None
     return model.value
+
+
+def removed_hook(module: ModuleSummary, function: FunctionSummary) -> bool:
+    """A method of a ``Callback`` subclass named like a hook that Lightning 2.0 removed,
+    in a file that imports the 2.x ``lightning`` package: code that never runs."""
+    if function.class_name is None or function.name not in REMOVED_LIGHTNING_HOOKS:
+        return False
+    bases = module.classes.get(function.class_name, ())
+    if not any(base.rpartition(".")[2].endswith("Callback") for base in bases):
+        return False
+    return any(name == "lightning" or name.startswith("lightning.") for name in module.imports)

@@ -98,21 +98,21 @@ Deployable(...)`, then `model.generate()`) is followed into that class. A test
 of a value received from a root (`broadcast(message, src=0)`, then `if message
 == STOP: return`) hands the rest of the sequence to the sender: a worker loop
 that receives until the leader says stop matches any leader that begins with
-the same collectives. A function that builds a Lightning `Trainer` or `Fabric`
-with `devices=1` on one node runs in one process and is not checked.
+the same collectives. Not checked: a function that builds a Lightning
+`Trainer`/`Fabric` with `devices=1` on one node (one process), and a callback
+hook that Lightning 2 no longer calls (`on_keyboard_interrupt`).
 
-Not followed: calls through objects whose class is unknown (`self.engine.
-save()`, a parameter), through variables holding functions (also module-level
-aliases such as `is_main = ranks.is_main`), and rank-dependent arguments that
-a callee then branches on. Call chains across files need all the files in one
-run (the flake8 face sees one file at a time). A file with `# ranklint:
-skip-file` takes no part in the call graph. Exception handlers are checked on
-their own, not as part of the normal sequence.
+Not followed: calls through objects of unknown class (`self.engine.save()`, a
+parameter), through variables holding functions (`is_main = ranks.is_main`),
+and rank-dependent arguments that a callee then branches on. Call chains
+across files need all the files in one run (the flake8 face sees one file at
+a time); a `# ranklint: skip-file` file is not in the call graph. Exception
+handlers are checked on their own, not as part of the normal sequence.
 
 Known false alarms (docs/ecosystem-review.md): a leader/worker protocol through
-an object of unknown class; a config flag tested in a callee under another
-name and not passed on; a framework call that communicates only in another
-configuration (`get_model_state_dict` of a module not sharded yet). Data is
+an object of unknown class; a flag tested in a callee under another name; a
+framework call that communicates only in another configuration
+(`get_model_state_dict` of a module not sharded yet). Data is
 per-rank as the `batch` of a Lightning step method (not its dict keys) or what
 a rank gives `all_gather_object`; a test of the file system (`os.path.exists`,
 `isfile`, `isdir`, `listdir`, `glob`) is rank-dependent only on a path the
