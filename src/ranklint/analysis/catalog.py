@@ -65,6 +65,14 @@ class CallSpec:
     receivers: tuple[str, ...] = ()
     # The group comes from the object (a DTensor's mesh), not from an argument.
     implicit_group: bool = False
+    # The call communicates only in a configuration that the code spells out
+    # (`FullOptimStateDictConfig(rank0_only=True)`): the row counts only in a
+    # function (or, outside functions, a file) whose source matches this pattern.
+    requires: str | None = None
+    # A read of a module's state that communicates only once the module is
+    # sharded (`get_model_state_dict(model)`): not a collective where the same
+    # function shards that module later (see analysis.files.FunctionScan).
+    sharded_only: bool = False
 
     @property
     def short(self) -> str:
@@ -274,6 +282,10 @@ _STATE_DICT_FUNCTIONS = (
     "set_optimizer_state_dict",
     "set_state_dict",
 )
+# The getters read the module's state: on a module not sharded yet there is
+# nothing to gather (measured on gloo: rank 0 alone takes the full state dict
+# of a plain module and the ranks meet at the next barrier).
+_STATE_DICT_GETTERS = frozenset(_STATE_DICT_FUNCTIONS[:3])
 
 _CHECKPOINTING: tuple[CallSpec, ...] = (
     *(
@@ -286,18 +298,28 @@ _CHECKPOINTING: tuple[CallSpec, ...] = (
         for name in ("save", "load", "async_save", "save_state_dict", "load_state_dict")
     ),
     *(
-        CallSpec(f"{_DCP}.state_dict.{name}", CallKind.COLLECTIVE, (f"{_DCP}.state_dict.{name}",))
+        CallSpec(
+            f"{_DCP}.state_dict.{name}",
+            CallKind.COLLECTIVE,
+            (f"{_DCP}.state_dict.{name}",),
+            sharded_only=name in _STATE_DICT_GETTERS,
+        )
         for name in _STATE_DICT_FUNCTIONS
     ),
     *(
         CallSpec(f"FullyShardedDataParallel.{name}", CallKind.COLLECTIVE, _names(_FSDP1, name))
-        for name in (
-            "full_optim_state_dict",
-            "optim_state_dict",
-            "scatter_full_optim_state_dict",
-            "shard_full_optim_state_dict",
-            "optim_state_dict_to_load",
-        )
+        for name in ("full_optim_state_dict", "optim_state_dict", "scatter_full_optim_state_dict")
+    ),
+    # Local unless the optimizer state-dict config says `rank0_only=True`
+    # (then rank 0's state is broadcast), which is looked for in the calling
+    # function; `shard_full_optim_state_dict` is always local. Measured on
+    # gloo: ranks taking turns to load with `rank0_only=False` finish, with
+    # `rank0_only=True` they time out.
+    CallSpec(
+        "FullyShardedDataParallel.optim_state_dict_to_load",
+        CallKind.COLLECTIVE,
+        _names(_FSDP1, "optim_state_dict_to_load"),
+        requires=r"rank0_only\s*=\s*True",
     ),
     # Calls of a model that FSDP wraps (`model = FSDP(m)`, `fully_shard(m)`):
     # its forward all-gathers the parameters, `generate` runs the forwards of

@@ -8,9 +8,13 @@ in (``with FSDP.state_dict_type(...):``).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
 import libcst as cst
 
 from ranklint.analysis.catalog import CallKind, CallSpec, lookup, lookup_method
+from ranklint.analysis.files import FunctionScan
 from ranklint.analysis.names import NameTable, last_name
 from ranklint.analysis.targets import call_target
 
@@ -37,10 +41,16 @@ class CallClassifier:
         names: NameTable,
         extra: dict[str, CallSpec],
         extra_methods: dict[str, CallSpec],
+        scan: Callable[[], FunctionScan | None] = lambda: None,
     ) -> None:
         self.names = names
         self.extra = extra
         self.extra_methods = extra_methods
+        # The function being walked, for rows that count only in some
+        # configurations (see CallSpec.requires and CallSpec.sharded_only).
+        self.scan = scan
+        # The file's text: the configuration of calls outside any function.
+        self.source = ""
         # Depth of `with FSDP.state_dict_type(...):` blocks around the walk.
         self.state_dict_contexts = 0
         # id(call node) -> classification; the nodes live as long as the walk.
@@ -51,8 +61,23 @@ class CallClassifier:
         key = id(node)
         found = self._classified.get(key)
         if found is None:
-            found = self._classified[key] = self._classify(node)
+            found = self._classified[key] = self._configured(node, *self._classify(node))
         return found
+
+    def _configured(
+        self, node: cst.Call, spec: CallSpec | None, target: str | None
+    ) -> tuple[CallSpec | None, str | None]:
+        """Drop a row whose call does not communicate as this file uses it."""
+        if spec is None or (not spec.requires and not spec.sharded_only):
+            return spec, target
+        scan = self.scan()
+        if spec.requires is not None:
+            text = self.source if scan is None else scan.text
+            if re.search(spec.requires, text) is None:
+                return None, target
+        if scan is not None and spec.sharded_only and scan.sharded_later(node):
+            return None, target
+        return spec, target
 
     def _classify(self, node: cst.Call) -> tuple[CallSpec | None, str | None]:
         func = node.func

@@ -76,6 +76,7 @@ class FileContext:
             self.names,
             self.settings.extra_collectives.functions,
             self.settings.extra_collectives.methods,
+            scan=self.rank.scan,
         )
         self.facts = FactsBuilder(self.module, self.path, self.rank, self.settings, self.calls)
         self.tensors = TensorTypes(self.names)

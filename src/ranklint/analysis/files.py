@@ -8,6 +8,12 @@ that tests after rank 0 wrote the file skips the branch and its barrier
 path the same function writes, so that checks of inputs every rank reads
 alike (`if os.path.isfile(checkpoint): raise ...`) stay uniform.
 
+Modules sharded later: ``get_model_state_dict(model)`` on rank 0, then
+``prepare_fully_shard(model)`` (composer's `sync_module_states` path) reads a
+plain module, which needs no communication. A call that passes the module to
+a sharding function (its name says `shard`, `sharded`, `fsdp` or
+`parallelize`) after the read marks the read as local.
+
 Objects gathered: what a rank contributes to ``all_gather_object`` or
 ``gather_object`` is its own data (that is why it is gathered), so a test of
 it before the gather (`if not local_metrics: return`) splits the ranks.
@@ -16,10 +22,11 @@ it before the gather (`if not local_metrics: return`) splits the ranks.
 from __future__ import annotations
 
 import functools
+import re
 
 import libcst as cst
 
-from ranklint.analysis.names import NameTable, dotted_name
+from ranklint.analysis.names import NameTable, dotted_name, last_name
 from ranklint.analysis.nodes import iter_nodes, source_text
 
 # Calls that create or replace the file named by an argument: (qualified
@@ -98,6 +105,31 @@ def _written(node: cst.Call, names: NameTable) -> cst.BaseExpression | None:
     return None
 
 
+# Words of a function name that shards the module it is given (`fully_shard`,
+# `FSDP`, `FullyShardedDataParallel`, `prepare_fully_shard`, `apply_fsdp`,
+# `parallelize_module`).
+_SHARDING_WORDS = frozenset({"shard", "sharded", "fsdp", "parallelize"})
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def sharding_calls(function: Function) -> tuple[dict[int, int], dict[str, int]]:
+    """(the position of each call in ``function``, the last position at which each
+    module, by dotted name, is passed first to a sharding function)."""
+    order: dict[int, int] = {}
+    sharded: dict[str, int] = {}
+    # (`into_functions=None` would read as False: not mutated.)
+    for node in iter_nodes(function.body, into_functions=False):  # pragma: no mutate
+        if not isinstance(node, cst.Call):
+            continue
+        order[id(node)] = position = len(order)
+        words = {word.lower() for word in _WORD.findall(last_name(node.func) or "")}
+        module = _argument(node, 0, "module") if words & _SHARDING_WORDS else None
+        name = None if module is None else dotted_name(module)
+        if name is not None:
+            sharded[name] = position
+    return order, sharded
+
+
 def _argument(node: cst.Call, position: int, keyword: str | None) -> cst.BaseExpression | None:
     positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
     for arg in node.args:
@@ -120,6 +152,22 @@ class FunctionScan:
         if self._function is None:
             return frozenset()
         return written_paths(self._function, self._names)
+
+    @functools.cached_property
+    def text(self) -> str:
+        """The function's source: the configuration its calls run in."""
+        return "" if self._function is None else source_text(self._function)
+
+    @functools.cached_property
+    def _sharding(self) -> tuple[dict[int, int], dict[str, int]]:
+        return ({}, {}) if self._function is None else sharding_calls(self._function)
+
+    def sharded_later(self, call: cst.Call) -> bool:
+        """Whether the module ``call`` reads (its first argument) is sharded later here."""
+        order, sharded = self._sharding
+        module = _argument(call, 0, "model")
+        name = None if module is None else dotted_name(module)
+        return name in sharded and sharded[name] > order.get(id(call), len(order))
 
     @functools.cached_property
     def gathered(self) -> frozenset[str]:

@@ -303,6 +303,10 @@ class RankTaint:
         ):
             self._record(self._class_envs[-1], target.attr.value, value)
 
+    def scan(self) -> FunctionScan | None:
+        """What the body of the function being walked says (None outside functions)."""
+        return self._functions[-1] if self._functions else None
+
     def _written(self, path: cst.BaseExpression) -> bool:
         """Whether the function being walked writes ``path`` (see analysis.files)."""
         scan = self._functions[-1] if self._functions else None

@@ -54,16 +54,19 @@ class Linter:
         self._script_spec = config.script_spec()
         self._project_rules = tuple(rule for rule in self.rules if rule.project)
 
-    def file_context(self, path: str, module: cst.Module) -> FileContext:
+    def file_context(self, path: str, module: cst.Module, text: str) -> FileContext:
         """The walk's context for ``path``, with whether it is a test or a script."""
         relative = self.config.relative_path(path)
-        return FileContext(
+        ctx = FileContext(
             path=path,
             module=module,
             settings=self.settings,
             is_test=self._test_spec.match_file(relative),
             is_script=self._script_spec.match_file(relative),
         )
+        ctx.rank.gathers_objects = "gather_object" in text
+        ctx.calls.source = text
+        return ctx
 
     def rules_for(self, path: str) -> tuple[type[Rule], ...]:
         if not self._per_file_ignores:
@@ -146,8 +149,7 @@ class Linter:
             return FileResult(path)
 
         pending: list[PendingFinding] = []
-        ctx = self.file_context(path, module)
-        ctx.rank.gathers_objects = "gather_object" in text
+        ctx = self.file_context(path, module, text)
         recorders = [recorder(ctx) for recorder in FACT_RECORDERS]
         walker = Walker(ctx, [*recorders, *(rule(ctx, pending.append) for rule in visiting)])
         with deep_recursion():
@@ -276,7 +278,7 @@ class Linter:
         except SourceError:
             logger.warning("%s changed during the run; findings skipped", path)
             return Located(None, {})
-        ctx = self.file_context(path, module)
+        ctx = self.file_context(path, module, text)
         locator = Locator(ctx, sites)
         # The fact recorders record again: their sites (negative ordinals) name
         # the same nodes as in the first walk.

@@ -110,10 +110,16 @@ across files need all the files in one run (the flake8 face sees one file at
 a time); a `# ranklint: skip-file` file is not in the call graph. Exception
 handlers are checked on their own, not as part of the normal sequence.
 
+Framework calls that communicate only in some configurations count where the
+code shows that configuration: a state-dict getter
+(`get_model_state_dict(model)`) is local before the same function passes the
+module to a sharding call (`fully_shard`, `FSDP`, a function named with
+`shard`, `fsdp` or `parallelize`), and FSDP's `optim_state_dict_to_load` only
+in a function that sets `rank0_only=True`.
+
 Known false alarms (docs/ecosystem-review.md): a leader/worker protocol through
 an object of unknown class; a flag tested in a callee under another name; a
-framework call that communicates only in another configuration
-(`get_model_state_dict` of a module not sharded yet). Data is
+framework call whose configuration is set in another file. Data is
 per-rank as the `batch` of a Lightning step method (not its dict keys) or what
 a rank gives `all_gather_object`; a test of the file system (`os.path.exists`,
 `isfile`, `isdir`, `listdir`, `glob`) is rank-dependent only on a path the

@@ -281,6 +281,39 @@ VALID: tuple[str, ...] = (
         else:
             model.serve_other_ranks()
     """,
+    """
+    import torch.distributed as dist
+    from torch.distributed.checkpoint.state_dict import (
+        StateDictOptions,
+        get_model_state_dict,
+        set_model_state_dict,
+    )
+    from torch.distributed.fsdp import fully_shard
+
+
+    def init_from_rank0(model):
+        # Rank 0 reads its plain module (nothing to gather yet); then every rank
+        # shards it and receives rank 0's values.
+        full = {}
+        if dist.get_rank() == 0:
+            full = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True))
+        fully_shard(model)
+        options = StateDictOptions(full_state_dict=True, broadcast_from_rank0=True)
+        set_model_state_dict(model, full, options=options)
+    """,
+    """
+    import torch.distributed as dist
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+
+    def load_optimizer_in_turns(model, optim, state, local_rank, local_world_size):
+        # With the default `rank0_only=False`, turning a full optimizer state
+        # dict into this rank's shard is local: ranks may take turns.
+        for turn in range(local_world_size):
+            if turn == local_rank:
+                FSDP.optim_state_dict_to_load(model, optim, state)
+            dist.barrier()
+    """,
 )
 INVALID: tuple[str, ...] = (
     """
@@ -499,5 +532,22 @@ INVALID: tuple[str, ...] = (
             metrics["reduced_metric"] = compute_reduced_metric()
         for key in sorted(metrics):
             dist.all_reduce(metrics[key])  # expect: RNK102
+    """,
+    """
+    import torch.distributed as dist
+    from torch.distributed.fsdp import FullOptimStateDictConfig, StateDictType
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+
+    def load_optimizer_in_turns(model, optim, state, local_rank, local_world_size):
+        # https://github.com/pytorch/pytorch/pull/99624: with `rank0_only=True`
+        # loading broadcasts rank 0's state; every rank must load at once.
+        config = FullOptimStateDictConfig(rank0_only=True)
+        full = StateDictType.FULL_STATE_DICT
+        with FSDP.state_dict_type(model, full, optim_state_dict_config=config):
+            for turn in range(local_world_size):
+                if turn == local_rank:
+                    FSDP.optim_state_dict_to_load(model, optim, state)  # expect: RNK102
+                dist.barrier()
     """,
 )
