@@ -1,9 +1,13 @@
-"""Boolean flags that restate a rank test: ``serve = True; if rank > 0: serve = False``.
+"""Assignments under rank tests that say less than they seem.
 
-A later ``if serve:`` is then the same test as ``if rank == 0:`` and is keyed
-alike (:meth:`ranklint.analysis.summary.FactsBuilder` asks
+Boolean flags that restate a rank test: ``serve = True; if rank > 0: serve =
+False``. A later ``if serve:`` is then the same test as ``if rank == 0:`` and
+is keyed alike (:meth:`ranklint.analysis.summary.FactsBuilder` asks
 :meth:`ranklint.analysis.rank.RankTaint.predicate`), so that a nested test of
 the rank inside ``if serve: ... else:`` is decided by its enclosing arm.
+
+Complementary assignments: the same value given under a rank test and under
+its opposite reaches every rank (see ComplementaryAssignments).
 """
 
 from __future__ import annotations
@@ -12,6 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
+
+from ranklint.analysis.nodes import source_text
+from ranklint.analysis.taint import Taint
 
 
 @dataclass(slots=True)
@@ -58,3 +65,108 @@ class RestatedFlags:
         if self.literals.pop(name, None) == (not literal):
             # In the arm the flag takes `literal`; everywhere else its default.
             self.predicates[name] = (test, (arm == 1) != (not literal))
+
+
+# Comparison operators and (the operator both sides are keyed by, whether
+# this one is the opposite side).
+_SIDES: dict[type[cst.BaseCompOp], tuple[str, bool]] = {
+    cst.Equal: ("==", False),
+    cst.NotEqual: ("==", True),
+    cst.Is: ("is", False),
+    cst.IsNot: ("is", True),
+    cst.In: ("in", False),
+    cst.NotIn: ("in", True),
+}
+
+
+def side_of(test: cst.BaseExpression) -> tuple[str, bool]:
+    """(a key a test shares with its opposite, whether it is the opposite side).
+
+    ``rank == 0`` / ``rank != 0``, ``x is None`` / ``x is not None`` and ``c`` /
+    ``not c`` share their key.
+    """
+    negated = False
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, negated = test.expression, not negated
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        side = _SIDES.get(type(target.operator))
+        if side is not None:
+            key = f"{_text(test.left)} {side[0]} {_text(target.comparator)}"
+            return key, negated != side[1]
+    return _text(test), negated
+
+
+def _text(node: cst.CSTNode) -> str:
+    return " ".join(source_text(node).split())
+
+
+@dataclass(frozen=True, slots=True)
+class _Side:
+    depth: int  # enclosing tests of the `if`
+    key: str
+    negated: bool
+    value: str  # the expression assigned, as written
+    taint: Taint
+
+
+@dataclass(slots=True)
+class ComplementaryAssignments:
+    """Names given one value under a rank test, then the same under its opposite.
+
+    ``if rank == 0: store = Store(path)``, later ``if rank != 0: store =
+    Store(path)`` (composer's object stores): every rank holds that value, so
+    the tests do not make it rank-dependent. Keyed by (id of the environment,
+    name); one instance per function.
+    """
+
+    sides: dict[tuple[int, str], _Side] = field(default_factory=dict)
+
+    def ended_all(
+        self,
+        values: dict[tuple[int, str], tuple[dict[str, Taint], str, str]],
+        depth: int,
+        test: cst.BaseExpression | None,
+    ) -> dict[tuple[int, str], Taint]:
+        """The taint of each slot that ``if test:`` completes; ``values`` maps the
+        slots it assigned to (environment, name, value as written)."""
+        complete: dict[tuple[int, str], Taint] = {}
+        for slot, (env, name, value) in values.items():
+            current = env.get(name)
+            both = None
+            if test is not None and current is not None:
+                both = self.ended(slot, depth, test, value, current)
+            if both is not None:
+                complete[slot] = both
+        return complete
+
+    def ended(
+        self, slot: tuple[int, str], depth: int, test: cst.BaseExpression, value: str, taint: Taint
+    ) -> Taint | None:
+        """A one-armed rank test ``if test:`` at ``depth`` assigned ``value`` (taint
+        ``taint``) to ``slot``: the name's taint if an earlier opposite test assigned
+        the same value, else None (and this side is kept)."""
+        key, negated = side_of(test)
+        earlier = self.sides.pop(slot, None)
+        if (
+            earlier is not None
+            and (earlier.depth, earlier.key, earlier.value) == (depth, key, value)
+            and earlier.negated != negated
+        ):
+            return earlier.taint | taint
+        self.sides[slot] = _Side(depth, key, negated, value, taint)
+        return None
+
+    def written(
+        self, slot: tuple[int, str], depth: int, innermost: cst.BaseExpression | None
+    ) -> None:
+        """``slot`` is assigned under ``depth`` tests, ``innermost`` the nearest:
+        forget its side unless this is the opposite test's own assignment."""
+        side = self.sides.get(slot)
+        if side is None:
+            return
+        if depth == side.depth + 1 and innermost is not None:
+            key, negated = side_of(innermost)
+            if key == side.key and negated != side.negated:
+                return
+        del self.sides[slot]

@@ -123,3 +123,19 @@ def placement(
                 return line, top
             stack.extend((child, line) for child in child_nodes(current))
     return None, None
+
+
+def boolean_operands(
+    node: cst.BaseExpression, operator: type[cst.BaseBooleanOp]
+) -> list[cst.BaseExpression]:
+    """Operands of a left-nested chain of one boolean operator, in order, iteratively."""
+    operands: list[cst.BaseExpression] = []
+    pending: list[cst.BaseExpression] = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.BooleanOperation) and isinstance(current.operator, operator):
+            pending.append(current.right)
+            pending.append(current.left)
+        else:
+            operands.append(current)
+    return operands

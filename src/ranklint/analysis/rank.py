@@ -38,11 +38,12 @@ from ranklint.analysis.catalog import (
     UNSEEDED_RANDOM,
 )
 from ranklint.analysis.files import FunctionScan
-from ranklint.analysis.flags import RestatedFlags
+from ranklint.analysis.flags import ComplementaryAssignments, RestatedFlags
 from ranklint.analysis.guards import first_and_last_stage, same_on_every_rank
 from ranklint.analysis.literals import string_value
 from ranklint.analysis.names import NamePatterns, NameTable
-from ranklint.analysis.nodes import source_text
+from ranklint.analysis.nodes import boolean_operands, source_text
+from ranklint.analysis.taint import CLEAN, Taint
 from ranklint.analysis.targets import call_target
 
 # torch calls that map a rank given as an argument (not the caller's).
@@ -56,50 +57,6 @@ _ARGUMENT_RANK_FUNCTIONS = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Taint:
-    """How a value depends on the calling rank."""
-
-    rank: bool = False
-    # Raw targets of project calls that decide it if they return a rank value.
-    via: frozenset[str] = frozenset()
-    # Axes the rank value varies along ("*": all); meaningful when rank or via.
-    axes: frozenset[str] = frozenset()
-    # `rank in ranks`: a subgroup-membership test.
-    membership: bool = False
-    # Comes from a rank query (`get_rank()`, `os.environ["RANK"]`), not only
-    # from a name that looks like a rank (a parameter `rank` may be any rank).
-    strong: bool = False
-    # This rank's share of a sequence (`files[rank::world]`, a selection by
-    # rank, a list filled under a rank test): its length differs per rank, and
-    # so does the length of what a project function builds from it.
-    share: bool = False
-    # Per-rank data (a step's batch, a random draw): each part of it, and what
-    # its methods return (`y.unique()`), is per-rank data too.
-    data: bool = False
-
-    def __or__(self, other: Taint) -> Taint:
-        if other is CLEAN:
-            return self
-        if self is CLEAN:
-            return other
-        return Taint(
-            self.rank or other.rank,
-            self.via | other.via,
-            self.axes | other.axes,
-            self.membership or other.membership,
-            self.strong or other.strong,
-            self.share or other.share,
-            self.data or other.data,
-        )
-
-    @property
-    def possible(self) -> bool:
-        """Rank-dependent now, or if one of the ``via`` calls returns a rank value."""
-        return self.rank or bool(self.via)
-
-
-CLEAN = Taint()
 _EVERY_AXIS = frozenset({GLOBAL_AXIS})
 _STRONG = Taint(rank=True, axes=_EVERY_AXIS, strong=True)
 # A draw from a process-global random state: may differ between ranks.
@@ -141,6 +98,10 @@ class _Control:
     written: list[tuple[dict[str, Taint], str, int | None]] = field(default_factory=list)
     arm: int = 0
     test: cst.BaseExpression | None = None
+    # An `if` (not a loop): slot -> (environment, name, value as written) of
+    # the names it assigns directly (see flags.ComplementaryAssignments).
+    branch: bool = False
+    values: dict[tuple[int, str], tuple[dict[str, Taint], str, str]] = field(default_factory=dict)
 
 
 class RankTaint:
@@ -171,6 +132,7 @@ class RankTaint:
         self.gathers_objects = True
         # Flags that restate a rank test, for the module and each function.
         self._flags: list[RestatedFlags] = [RestatedFlags()]
+        self._complements: list[ComplementaryAssignments] = [ComplementaryAssignments()]
 
     # -- environments ------------------------------------------------------
     def push_function(
@@ -179,6 +141,7 @@ class RankTaint:
         self._functions.append(FunctionScan(node, self.names, gathers=self.gathers_objects))
         self._function_envs.append({})
         self._flags.append(RestatedFlags())
+        self._complements.append(ComplementaryAssignments())
         self._method_flags.append(method)
         self._declared.append({})
 
@@ -186,6 +149,7 @@ class RankTaint:
         self._functions.pop()
         self._function_envs.pop()
         self._flags.pop()
+        self._complements.pop()
         self._method_flags.pop()
         self._declared.pop()
 
@@ -214,9 +178,9 @@ class RankTaint:
                     return env
         return self._function_envs[-1]
 
-    def begin_control(self, test: cst.BaseExpression) -> None:
-        """Enter code that runs only if ``test`` holds (or as often as it says)."""
-        self._controls.append(_Control(self.taint(test), test=test))
+    def begin_control(self, test: cst.BaseExpression, *, branch: bool = False) -> None:
+        """Enter code that runs if ``test`` holds (an ``if``: ``branch``) or as it says."""
+        self._controls.append(_Control(self.taint(test), test=test, branch=branch))
 
     def switch_control_arm(self) -> None:
         """The ``else`` of the innermost test begins."""
@@ -233,6 +197,11 @@ class RankTaint:
         taint = control.taint
         if not taint.possible:
             return
+        # Assigned alike under this test and, earlier, under its opposite.
+        one_armed = control.branch and control.arm == 0 and control.test is not None
+        complete = self._complements[-1].ended_all(
+            control.values if one_armed else {}, len(self._controls), control.test
+        )
         decided = replace(taint, membership=False, share=False)
         sized = replace(decided, share=True)
         # A container changed in both arms (`params.append(...)` either way)
@@ -242,13 +211,17 @@ class RankTaint:
             if arm is not None:
                 arms.setdefault((id(env), name), set()).add(arm)
         for env, name, arm in control.written:
-            if arm is None:
+            if (id(env), name) in complete:
+                env[name] = complete[(id(env), name)]
+            elif arm is None:
                 env[name] = env.get(name, CLEAN) | decided
             elif len(arms[(id(env), name)]) < 2:
                 env[name] = env.get(name, CLEAN) | sized
 
     def _record(self, env: dict[str, Taint], name: str, value: Taint) -> None:
         env[name] = value
+        innermost = self._controls[-1].test if self._controls else None
+        self._complements[-1].written((id(env), name), len(self._controls), innermost)
         for control in self._controls:
             control.written.append((env, name, None))
 
@@ -320,8 +293,13 @@ class RankTaint:
         self, targets: Sequence[cst.BaseExpression], value: cst.BaseExpression
     ) -> None:
         if len(targets) == 1 and isinstance(targets[0], cst.Name):
+            name = targets[0].value
             ranked = [(c.test, c.arm) for c in self._controls if c.taint.rank]
-            self._flags[-1].assigned(targets[0].value, value, ranked)
+            self._flags[-1].assigned(name, value, ranked)
+            control = self._controls[-1] if self._controls else None
+            if control is not None and control.branch and control.taint.possible:
+                env = self._env_for(name)
+                control.values[(id(env), name)] = (env, name, " ".join(source_text(value).split()))
         if (
             len(targets) == 1
             and isinstance(targets[0], (cst.Tuple, cst.List))
@@ -591,22 +569,6 @@ def _last_name(node: cst.BaseExpression) -> str:
     if isinstance(node, cst.Attribute):
         return node.attr.value
     return ""
-
-
-def boolean_operands(
-    node: cst.BaseExpression, operator: type[cst.BaseBooleanOp]
-) -> list[cst.BaseExpression]:
-    """Operands of a left-nested chain of one boolean operator, in order, iteratively."""
-    operands: list[cst.BaseExpression] = []
-    pending: list[cst.BaseExpression] = [node]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, cst.BooleanOperation) and isinstance(current.operator, operator):
-            pending.append(current.right)
-            pending.append(current.left)
-        else:
-            operands.append(current)
-    return operands
 
 
 def is_external(target: str) -> bool:

@@ -48,13 +48,12 @@ from ranklint.analysis.framework import (
 from ranklint.analysis.guards import is_keyed_test, is_lazy_test, literal_comparison_subject
 from ranklint.analysis.hot_markers import hot_reason, marker_label, periodic_arm
 from ranklint.analysis.names import dotted_name, imported_modules, last_name
-from ranklint.analysis.nodes import iter_nodes
+from ranklint.analysis.nodes import boolean_operands, iter_nodes
 from ranklint.analysis.rank import (
     BATCH_DATA,
     CLEAN,
     RankTaint,
     Taint,
-    boolean_operands,
     is_external,
 )
 from ranklint.analysis.targets import call_target

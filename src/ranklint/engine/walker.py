@@ -235,7 +235,7 @@ class Walker:
         if kind == "type-checking":
             ctx.reachable = False
         ctx.conditions.append(Condition(node.test, holds=True))
-        ctx.rank.begin_control(node.test)
+        ctx.rank.begin_control(node.test, branch=True)
         ctx.facts.begin_branch(node.test, taint=ctx.rank.control_taint)
         self.walk(node.body)
         ctx.conditions.pop()

@@ -110,6 +110,10 @@ across files need all the files in one run (the flake8 face sees one file at
 a time); a `# ranklint: skip-file` file is not in the call graph. Exception
 handlers are checked on their own, not as part of the normal sequence.
 
+A name given the same value under a rank test and, later, under its
+opposite (`if rank == 0: store = Store(p)` ... `if rank != 0: store =
+Store(p)`) holds it on every rank.
+
 Framework calls that communicate only in some configurations count where the
 code shows that configuration: a state-dict getter
 (`get_model_state_dict(model)`) is local before the same function passes the

@@ -314,6 +314,21 @@ VALID: tuple[str, ...] = (
                 FSDP.optim_state_dict_to_load(model, optim, state)
             dist.barrier()
     """,
+    """
+    import torch.distributed as dist
+
+
+    def open_store(path):
+        # Rank 0 creates the store first, then the others: every rank holds one.
+        store = None
+        if dist.get_rank() == 0:
+            store = ObjectStore(path)
+        dist.barrier()
+        if dist.get_rank() != 0:
+            store = ObjectStore(path)
+        if store is not None:
+            dist.barrier()
+    """,
 )
 INVALID: tuple[str, ...] = (
     """

@@ -1,0 +1,54 @@
+"""The rank-taint of a value: whether, and how, it depends on the calling rank.
+
+See :mod:`ranklint.analysis.rank`, which computes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    """How a value depends on the calling rank."""
+
+    rank: bool = False
+    # Raw targets of project calls that decide it if they return a rank value.
+    via: frozenset[str] = frozenset()
+    # Axes the rank value varies along ("*": all); meaningful when rank or via.
+    axes: frozenset[str] = frozenset()
+    # `rank in ranks`: a subgroup-membership test.
+    membership: bool = False
+    # Comes from a rank query (`get_rank()`, `os.environ["RANK"]`), not only
+    # from a name that looks like a rank (a parameter `rank` may be any rank).
+    strong: bool = False
+    # This rank's share of a sequence (`files[rank::world]`, a selection by
+    # rank, a list filled under a rank test): its length differs per rank, and
+    # so does the length of what a project function builds from it.
+    share: bool = False
+    # Per-rank data (a step's batch, a random draw): each part of it, and what
+    # its methods return (`y.unique()`), is per-rank data too.
+    data: bool = False
+
+    def __or__(self, other: Taint) -> Taint:
+        if other is CLEAN:
+            return self
+        if self is CLEAN:
+            return other
+        return Taint(
+            self.rank or other.rank,
+            self.via | other.via,
+            self.axes | other.axes,
+            self.membership or other.membership,
+            self.strong or other.strong,
+            self.share or other.share,
+            self.data or other.data,
+        )
+
+    @property
+    def possible(self) -> bool:
+        """Rank-dependent now, or if one of the ``via`` calls returns a rank value."""
+        return self.rank or bool(self.via)
+
+
+CLEAN = Taint()

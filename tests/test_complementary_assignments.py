@@ -1,0 +1,139 @@
+"""A value given under a rank test and, alike, under its opposite reaches every rank (RNK102)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from ranklint.analysis.flags import side_of
+from tests.conftest import codes_by_line
+
+pytestmark = pytest.mark.timeout(30)
+SELECT = ("RNK102",)
+
+# composer's `maybe_create_object_store_from_uri`: rank 0 builds the store,
+# broadcasts the path, then the other ranks build theirs.
+_OPEN_STORE = textwrap.dedent(
+    """
+    import torch.distributed as dist
+
+
+    def open_store(path):
+        store = None
+        if dist.get_rank() == 0:
+            store = Store(path)
+        dist.barrier()
+        if dist.get_rank() != 0:
+            store = Store(path)
+        if store is not None:
+            dist.barrier()
+"""
+)
+
+
+def _barrier_line(source: str) -> int:
+    """The line of the barrier under `if store is not None:` (the snippet's lines)."""
+    lines = source.lstrip("\n").splitlines()
+    return lines.index("    if store is not None:") + 2
+
+
+_SECOND = "    if dist.get_rank() != 0:\n        store = Store(path)\n"
+
+
+@pytest.mark.parametrize(
+    "test",
+    ["dist.get_rank() != 0", "not dist.get_rank() == 0", "not (dist.get_rank() == 0)"],
+)
+def test_rnk102_on_a_value_assigned_alike_under_opposite_tests_is_silent(test: str) -> None:
+    source = _OPEN_STORE.replace("dist.get_rank() != 0", test)
+    assert codes_by_line(source, select=SELECT) == []
+
+
+def test_rnk102_on_a_flag_and_its_negation_assigning_alike_is_silent() -> None:
+    source = (
+        _OPEN_STORE.replace("def open_store(path):", "def open_store(path, is_main):")
+        .replace("dist.get_rank() == 0", "is_main")
+        .replace("dist.get_rank() != 0", "not is_main")
+    )
+    assert codes_by_line(source, select=SELECT) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "new"),
+    [
+        # Different values: the name says which side a rank took.
+        (_SECOND, _SECOND.replace("Store(path)", "Other(path)")),
+        # Reassigned between the tests: rank 0 ends with None.
+        ("    dist.barrier()\n    if", "    store = None\n    if"),
+        # The same test twice: the other ranks never assign it.
+        ("dist.get_rank() != 0", "dist.get_rank() == 0"),
+        # Assigned under another test in between.
+        ("    dist.barrier()\n    if", "    if flag:\n        store = Z()\n    if"),
+        # The opposite assignment is itself conditional.
+        (_SECOND, _SECOND.replace("        store", "        if flag:\n            store")),
+        # A loop, not an `if`: it may not run at all.
+        ("    if dist.get_rank() != 0:", "    while dist.get_rank() != 0:"),
+    ],
+    ids=["different-values", "reset", "same-test", "other-test", "nested", "loop"],
+)
+def test_rnk102_on_a_value_that_only_some_ranks_hold_reports_the_collective(
+    change: str, new: str
+) -> None:
+    source = _OPEN_STORE.replace(change, new, 1)
+    assert new in source
+    assert codes_by_line(source, select=SELECT) == [(_barrier_line(source), "RNK102")]
+
+
+def test_rnk102_when_the_first_test_has_an_else_arm_reports_the_collective() -> None:
+    source = _OPEN_STORE.replace(
+        "        store = Store(path)\n    dist.barrier()",
+        "        store = Store(path)\n    else:\n        kind = 1\n    dist.barrier()",
+    )
+    assert "else:" in source
+    assert codes_by_line(source, select=SELECT) == [(_barrier_line(source), "RNK102")]
+
+
+def _side(text: str) -> tuple[str, bool]:
+    return side_of(cst.parse_expression(text))
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("rank == 0", "rank != 0"),
+        ("x is None", "x is not None"),
+        ("k in keys", "k not in keys"),
+        ("flag", "not flag"),
+        ("rank == 0", "not rank == 0"),
+        ("not not flag", "not flag"),
+        ("rank  ==  0", "rank != 0"),
+    ],
+)
+def test_side_of_a_test_and_its_opposite_shares_the_key_on_opposite_sides(
+    first: str, second: str
+) -> None:
+    (key_a, negated_a), (key_b, negated_b) = _side(first), _side(second)
+    assert key_a == key_b
+    assert negated_a != negated_b
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("rank == 0", "rank == 1"),
+        ("rank == 0", "rank > 0"),
+        ("rank < 1", "rank >= 1"),
+        ("a == b == c", "not a == b == c"),
+    ],
+)
+def test_side_of_tests_it_does_not_pair_differs_or_stays_on_one_side(
+    first: str, second: str
+) -> None:
+    (key_a, negated_a), (key_b, negated_b) = _side(first), _side(second)
+    if first.count("==") == 2:
+        # A chained comparison is keyed by its text: only `not` flips it.
+        assert (key_a, negated_a) == (key_b, not negated_b)
+    else:
+        assert key_a != key_b or negated_a == negated_b
