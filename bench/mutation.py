@@ -220,6 +220,23 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_realbugs.py",
             "tests/test_rule_examples.py",
             "tests/test_fixtures.py",
+            "tests/test_configured_calls.py",
+            "tests/test_complementary_assignments.py",
+        ),
+    ),
+    # Calls that communicate only in some configurations, and the taint value.
+    "configured": (
+        ("analysis/classify.py", "analysis/taint.py"),
+        (
+            "tests/test_configured_calls.py",
+            "tests/test_complementary_assignments.py",
+            "tests/test_implicit_collectives.py",
+            "tests/test_per_rank_state.py",
+            "tests/test_rank_taint.py",
+            "tests/test_rank_values.py",
+            "tests/test_batch_data.py",
+            "tests/test_realbugs.py",
+            "tests/test_rule_examples.py",
         ),
     ),
     # The rule modules the default-set precision work changed (a subset of "rules").

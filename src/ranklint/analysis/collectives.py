@@ -36,6 +36,7 @@ from ranklint.analysis.events import (
 )
 from ranklint.analysis.framework import removed_hook
 from ranklint.analysis.leaves import OPEN, CollectiveLeaf, agree, issued, leaf_of
+from ranklint.analysis.membership import splits
 
 _MAX_LEAVES = 64
 # Most paths through one side of a rank test followed one by one (see _paths).
@@ -48,6 +49,7 @@ class _RankCond:
     text: str
     axes: frozenset[str]
     membership: bool
+    rank_test: tuple[str, int] | None = None
 
 
 class DivergenceKind(enum.Enum):
@@ -502,12 +504,13 @@ class CollectiveAnalysis:
             return None
         taint = cond.taint
         if taint.rank:
-            return _RankCond(cond.text, taint.axes or frozenset({GLOBAL_AXIS}), taint.membership)
+            axes = taint.axes or frozenset({GLOBAL_AXIS})
+            return _RankCond(cond.text, axes, taint.membership, cond.rank_test)
         for target in sorted(taint.via):
             returned = self.index.via_rank(target, module, function)
             if returned is not None:
                 axes, membership = returned
-                return _RankCond(cond.text, axes, taint.membership or membership)
+                return _RankCond(cond.text, axes, taint.membership or membership, cond.rank_test)
         return None
 
     def _report(self, divergence: Divergence) -> None:
@@ -552,6 +555,8 @@ def _relevant(leaf: CollectiveLeaf, cond: _RankCond) -> bool:
         return True  # not a collective: kept to mark where a side turns open
     if leaf.kind is CallKind.GROUP_CREATION:
         return True  # every rank must create every group
+    if leaf.members and cond.rank_test is not None:
+        return splits(cond.rank_test, leaf.members)  # `if rank == 2:` on `new_group([2, 3])`
     if cond.membership and leaf.group is not None:
         return False  # `if rank in ranks: ... group=g`: members all take the branch
     if leaf.group_axes is None:

@@ -97,6 +97,9 @@ class Cond:
     # decides which arm runs, as in a leader/worker loop (`if message == STOP:
     # return`), so what follows cannot be matched up statically.
     received: bool = False
+    # A test of the global rank against a number, as (operator, number) (see
+    # analysis.membership): decided on each member of a group written out.
+    rank_test: tuple[str, int] | None = None
 
 
 def canonical_holds(check: str, negated: bool, value: Literal) -> bool | None:
@@ -122,6 +125,9 @@ class Collective:
     # Group creation under `if self.x is None:`: lazy, once per object. Whoever
     # calls first creates it; a caller under a rank condition may not be first.
     lazy: bool = False
+    # The global ranks of the group where its creation lists them (see
+    # analysis.membership); None otherwise.
+    members: frozenset[int] | None = None
 
 
 @dataclass(slots=True)

@@ -26,6 +26,7 @@ import re
 
 import libcst as cst
 
+from ranklint.analysis.membership import created_groups
 from ranklint.analysis.names import NameTable, dotted_name, last_name
 from ranklint.analysis.nodes import iter_nodes, source_text
 
@@ -152,6 +153,11 @@ class FunctionScan:
         if self._function is None:
             return frozenset()
         return written_paths(self._function, self._names)
+
+    @functools.cached_property
+    def groups(self) -> dict[str, frozenset[int] | None]:
+        """Names bound to groups of written-out ranks (see analysis.membership)."""
+        return {} if self._function is None else created_groups(self._function.body, self._names)
 
     @functools.cached_property
     def text(self) -> str:

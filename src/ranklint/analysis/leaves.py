@@ -32,6 +32,8 @@ class CollectiveLeaf:
     # Not a collective: the point where the code tests a value received from
     # a root (see Cond.received). What follows is the sender's choice.
     peer: bool = False
+    # The group's global ranks, where its creation lists them.
+    members: frozenset[int] | None = None
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -50,6 +52,7 @@ def leaf_of(event: Collective, path: str) -> CollectiveLeaf:
         event.kind,
         (Hop(path, event.site, shown(event)),),
         event.lazy,
+        members=event.members,
     )
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ranklint.analysis.arguments import call_args, find_argument, is_none, literal
-from ranklint.analysis.axes import axes_of_expression
+from ranklint.analysis.axes import GLOBAL_AXIS, axes_of_expression
 from ranklint.analysis.catalog import FSDP_MODULE, CallKind, CallSpec
 from ranklint.analysis.classify import CallClassifier
 from ranklint.analysis.decorators import keeps_coroutine, rank_only_decorator
@@ -47,6 +47,7 @@ from ranklint.analysis.framework import (
 )
 from ranklint.analysis.guards import is_keyed_test, is_lazy_test, literal_comparison_subject
 from ranklint.analysis.hot_markers import hot_reason, marker_label, periodic_arm
+from ranklint.analysis.membership import GroupTable, rank_test
 from ranklint.analysis.names import dotted_name, imported_modules, last_name
 from ranklint.analysis.nodes import boolean_operands, iter_nodes
 from ranklint.analysis.rank import (
@@ -126,6 +127,7 @@ class FactsBuilder:
         self.recorded: dict[Site, PlacedNode] = {}
         self._recorded_top = -1
         self._recorded_count = 0
+        self._groups = GroupTable(module, calls.names)
         self.mesh_names: set[str] = set()
         self.mesh_uses: list[tuple[Site, str]] = []
         self.mesh_dynamic = False
@@ -300,7 +302,10 @@ class FactsBuilder:
             group_axes = frozenset() if world else (axes if axes else None)
             if world:
                 group_text = None
-        return Collective(spec.name, spec.short, spec.kind, group_text, group_axes, site, label)
+        scan = self.rank.scan()
+        members = self._groups.members(argument, None if scan is None else scan.groups)
+        event = Collective(spec.name, spec.short, spec.kind, group_text, group_axes, site, label)
+        return replace(event, members=members) if members else event
 
     def exit(self, kind: str) -> None:
         self._block.append(Exit(kind))
@@ -496,7 +501,12 @@ class FactsBuilder:
             tuple(assumptions),
             conjunction=conjunction,
             rank_part=rank_part,
+            rank_test=rank_test(test, self._global_rank) if taint.rank else None,
         )
+
+    def _global_rank(self, node: cst.BaseExpression) -> bool:
+        taint = self.rank.taint(node)
+        return taint.rank and GLOBAL_AXIS in taint.axes
 
     def _compound_flag(self, test: cst.BooleanOperation) -> Cond | None:
         """``barrier and dist.is_initialized()``: decidable where a parameter operand is."""

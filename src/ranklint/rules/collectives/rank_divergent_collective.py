@@ -110,6 +110,11 @@ across files need all the files in one run (the flake8 face sees one file at
 a time); a `# ranklint: skip-file` file is not in the call graph. Exception
 handlers are checked on their own, not as part of the normal sequence.
 
+A collective on a group whose members are written out (`g =
+dist.new_group([0, 3])`) under a test of the global rank against a number is
+reported when some members pass the test and others do not; other groups
+whose members cannot be told are not judged.
+
 A name given the same value under a rank test and, later, under its
 opposite (`if rank == 0: store = Store(p)` ... `if rank != 0: store =
 Store(p)`) holds it on every rank.

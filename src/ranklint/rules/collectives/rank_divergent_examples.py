@@ -329,6 +329,20 @@ VALID: tuple[str, ...] = (
         if store is not None:
             dist.barrier()
     """,
+    """
+    import torch.distributed as dist
+
+
+    def sync_tied_embedding(grad):
+        # Both members of the group (the first and last of four stages) take
+        # the branch; ranks 1 and 2 are not in the group.
+        embedding_group = dist.new_group([0, 3])
+        if dist.get_rank() in (0, 3):
+            dist.all_reduce(grad, group=embedding_group)
+        tail_group = dist.new_group([2, 3])
+        if dist.get_rank() >= 2:
+            dist.all_reduce(grad, group=tail_group)
+    """,
 )
 INVALID: tuple[str, ...] = (
     """
@@ -564,5 +578,16 @@ INVALID: tuple[str, ...] = (
                 if turn == local_rank:
                     FSDP.optim_state_dict_to_load(model, optim, state)  # expect: RNK102
                 dist.barrier()
+    """,
+    """
+    import torch.distributed as dist
+
+
+    def sync_tied_embedding(grad):
+        # https://github.com/dylanyunlon/Neuron_SP/issues/51: the group holds the
+        # first and the last stage, but only the first all-reduces.
+        embedding_group = dist.new_group([0, 3])
+        if dist.get_rank() == 0:
+            dist.all_reduce(grad, group=embedding_group)  # expect: RNK102
     """,
 )
