@@ -224,10 +224,13 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_complementary_assignments.py",
         ),
     ),
-    # Calls that communicate only in some configurations, and the taint value.
+    # Calls that communicate only in some configurations, groups of written-out
+    # ranks, and the taint value.
     "configured": (
-        ("analysis/classify.py", "analysis/taint.py"),
+        ("analysis/classify.py", "analysis/taint.py", "analysis/membership.py"),
         (
+            "tests/test_taint.py",
+            "tests/test_group_membership.py",
             "tests/test_configured_calls.py",
             "tests/test_complementary_assignments.py",
             "tests/test_implicit_collectives.py",

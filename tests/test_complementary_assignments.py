@@ -73,16 +73,55 @@ def test_rnk102_on_a_flag_and_its_negation_assigning_alike_is_silent() -> None:
         ("    dist.barrier()\n    if", "    if flag:\n        store = Z()\n    if"),
         # The opposite assignment is itself conditional.
         (_SECOND, _SECOND.replace("        store", "        if flag:\n            store")),
+        # Assigned otherwise under a test of something else (`not flag`).
+        ("    dist.barrier()\n    if", "    if not flag:\n        store = Z()\n    if"),
         # A loop, not an `if`: it may not run at all.
         ("    if dist.get_rank() != 0:", "    while dist.get_rank() != 0:"),
     ],
-    ids=["different-values", "reset", "same-test", "other-test", "nested", "loop"],
+    ids=[
+        "different-values",
+        "reset",
+        "same-test",
+        "other-test",
+        "nested",
+        "negated-other-test",
+        "loop",
+    ],
 )
 def test_rnk102_on_a_value_that_only_some_ranks_hold_reports_the_collective(
     change: str, new: str
 ) -> None:
     source = _OPEN_STORE.replace(change, new, 1)
     assert new in source
+    assert codes_by_line(source, select=SELECT) == [(_barrier_line(source), "RNK102")]
+
+
+def test_rnk102_on_a_rank_valued_value_assigned_alike_under_opposite_tests_reports_it() -> None:
+    # Every rank holds a value, but each its own: it depends on the rank.
+    source = _OPEN_STORE.replace("Store(path)", "str(dist.get_rank())")
+    assert source.count("str(dist.get_rank())") == 2
+    assert codes_by_line(source, select=SELECT) == [(_barrier_line(source), "RNK102")]
+
+
+def test_rnk102_on_opposite_tests_in_different_blocks_reports_the_collective() -> None:
+    # Rank 0 assigns only where `a` holds, the others only where `b` holds.
+    source = textwrap.dedent(
+        """
+        import torch.distributed as dist
+
+
+        def open_store(path, a, b):
+            store = None
+            if a:
+                if dist.get_rank() == 0:
+                    store = Store(path)
+            if b:
+                if dist.get_rank() != 0:
+                    store = Store(path)
+            if store is not None:
+                dist.barrier()
+        """
+    )
     assert codes_by_line(source, select=SELECT) == [(_barrier_line(source), "RNK102")]
 
 
@@ -97,6 +136,23 @@ def test_rnk102_when_the_first_test_has_an_else_arm_reports_the_collective() -> 
 
 def _side(text: str) -> tuple[str, bool]:
     return side_of(cst.parse_expression(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("flag", ("flag", False)),
+        ("not flag", ("flag", True)),
+        ("rank == 0", ("rank == 0", False)),
+        ("rank != 0", ("rank == 0", True)),
+        ("not rank != 0", ("rank == 0", False)),
+        ("x is not None", ("x is None", True)),
+    ],
+)
+def test_side_of_names_the_shared_key_and_whether_the_test_is_its_opposite(
+    text: str, expected: tuple[str, bool]
+) -> None:
+    assert _side(text) == expected
 
 
 @pytest.mark.parametrize(
@@ -123,6 +179,7 @@ def test_side_of_a_test_and_its_opposite_shares_the_key_on_opposite_sides(
     ("first", "second"),
     [
         ("rank == 0", "rank == 1"),
+        ("rank == 0", "rank != 1"),
         ("rank == 0", "rank > 0"),
         ("rank < 1", "rank >= 1"),
         ("a == b == c", "not a == b == c"),

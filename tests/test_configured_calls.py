@@ -131,6 +131,13 @@ def test_sharded_later_outside_any_function_is_false() -> None:
     assert FunctionScan(None, NameTable(), gathers=False).sharded_later(call) is False
 
 
+def test_sharded_later_of_a_call_from_another_function_is_false() -> None:
+    function = _function("def f(model):\n    fully_shard(model)\n")
+    call = cst.parse_expression("get_model_state_dict(model)")
+    assert isinstance(call, cst.Call)
+    assert FunctionScan(function, NameTable(), gathers=False).sharded_later(call) is False
+
+
 def test_sharded_later_of_a_call_that_reads_no_named_module_is_false() -> None:
     source = """
         def f(model):

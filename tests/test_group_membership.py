@@ -92,6 +92,7 @@ def _test(text: str) -> tuple[str, int] | None:
         ("not not rank > 1", (">", 1)),
         ("tp_rank == 0", None),
         ("rank == n", None),
+        ("n == rank", None),
         ("rank in (0, 3)", None),
         ("0 <= rank < 2", None),
         ("rank", None),

@@ -50,7 +50,8 @@ class CallClassifier:
         # configurations (see CallSpec.requires and CallSpec.sharded_only).
         self.scan = scan
         # The file's text: the configuration of calls outside any function.
-        self.source = ""
+        # (The engine sets it before every walk: not mutated.)
+        self.source = ""  # pragma: no mutate
         # Depth of `with FSDP.state_dict_type(...):` blocks around the walk.
         self.state_dict_contexts = 0
         # id(call node) -> classification; the nodes live as long as the walk.

@@ -123,9 +123,12 @@ def sharding_calls(function: Function) -> tuple[dict[int, int], dict[str, int]]:
         if not isinstance(node, cst.Call):
             continue
         order[id(node)] = position = len(order)
-        words = {word.lower() for word in _WORD.findall(last_name(node.func) or "")}
+        # (Any stand-in for a callee without a name has no sharding word, and
+        # `dotted_name(None)` is None: not mutated.)
+        callee = last_name(node.func) or ""  # pragma: no mutate
+        words = {word.lower() for word in _WORD.findall(callee)}
         module = _argument(node, 0, "module") if words & _SHARDING_WORDS else None
-        name = None if module is None else dotted_name(module)
+        name = None if module is None else dotted_name(module)  # pragma: no mutate
         if name is not None:
             sharded[name] = position
     return order, sharded
@@ -172,8 +175,11 @@ class FunctionScan:
         """Whether the module ``call`` reads (its first argument) is sharded later here."""
         order, sharded = self._sharding
         module = _argument(call, 0, "model")
-        name = None if module is None else dotted_name(module)
-        return name in sharded and sharded[name] > order.get(id(call), len(order))
+        name = None if module is None else dotted_name(module)  # pragma: no mutate
+        position = order.get(id(call), len(order))
+        # (`>=` would read the same: a state-dict getter is never itself a
+        # sharding call, so the positions differ; not mutated.)
+        return name in sharded and sharded[name] > position  # pragma: no mutate
 
     @functools.cached_property
     def gathered(self) -> frozenset[str]:

@@ -98,7 +98,8 @@ def side_of(test: cst.BaseExpression) -> tuple[str, bool]:
 
 
 def _text(node: cst.CSTNode) -> str:
-    return " ".join(source_text(node).split())
+    # (Keys are only compared with each other: any joiner does; not mutated.)
+    return " ".join(source_text(node).split())  # pragma: no mutate
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,16 +127,14 @@ class ComplementaryAssignments:
         self,
         values: dict[tuple[int, str], tuple[dict[str, Taint], str, str]],
         depth: int,
-        test: cst.BaseExpression | None,
+        test: cst.BaseExpression,
     ) -> dict[tuple[int, str], Taint]:
-        """The taint of each slot that ``if test:`` completes; ``values`` maps the
-        slots it assigned to (environment, name, value as written)."""
+        """The taint of each slot that the one-armed ``if test:`` at ``depth``
+        completes; ``values`` maps the slots it assigned to (environment, name,
+        value as written)."""
         complete: dict[tuple[int, str], Taint] = {}
         for slot, (env, name, value) in values.items():
-            current = env.get(name)
-            both = None
-            if test is not None and current is not None:
-                both = self.ended(slot, depth, test, value, current)
+            both = self.ended(slot, depth, test, value, env[name])
             if both is not None:
                 complete[slot] = both
         return complete
@@ -144,8 +143,8 @@ class ComplementaryAssignments:
         self, slot: tuple[int, str], depth: int, test: cst.BaseExpression, value: str, taint: Taint
     ) -> Taint | None:
         """A one-armed rank test ``if test:`` at ``depth`` assigned ``value`` (taint
-        ``taint``) to ``slot``: the name's taint if an earlier opposite test assigned
-        the same value, else None (and this side is kept)."""
+        ``taint``) to ``slot``: the name's taint if an earlier opposite test in the
+        same block assigned the same value, else None (and this side is kept)."""
         key, negated = side_of(test)
         earlier = self.sides.pop(slot, None)
         if (
@@ -157,16 +156,20 @@ class ComplementaryAssignments:
         self.sides[slot] = _Side(depth, key, negated, value, taint)
         return None
 
-    def written(
-        self, slot: tuple[int, str], depth: int, innermost: cst.BaseExpression | None
-    ) -> None:
-        """``slot`` is assigned under ``depth`` tests, ``innermost`` the nearest:
-        forget its side unless this is the opposite test's own assignment."""
+    def written(self, slot: tuple[int, str], innermost: cst.BaseExpression | None) -> None:
+        """``slot`` is assigned, ``innermost`` the nearest enclosing test: forget its
+        side unless that test is the opposite one (whose end then decides)."""
         side = self.sides.get(slot)
         if side is None:
             return
-        if depth == side.depth + 1 and innermost is not None:
+        if innermost is not None:
             key, negated = side_of(innermost)
             if key == side.key and negated != side.negated:
                 return
         del self.sides[slot]
+
+    def left(self, depth: int) -> None:
+        """A block ended with ``depth`` tests still open: the sides recorded inside it
+        can no longer be completed (`if a: if rank == 0: ...` then `if b: ...`)."""
+        for slot in [slot for slot, side in self.sides.items() if side.depth > depth]:
+            del self.sides[slot]

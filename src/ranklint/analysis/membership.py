@@ -110,7 +110,8 @@ def rank_test(
 ) -> RankTest | None:
     """(operator, number) when ``test`` compares the global rank with a number
     (`dist.get_rank() == 2`, `not rank < 2`, `2 <= rank`); None otherwise."""
-    negated = False
+    # (None would read as False: not mutated.)
+    negated = False  # pragma: no mutate
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         test, negated = test.expression, not negated
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:

@@ -195,12 +195,15 @@ class RankTaint:
         """Leave it: what it assigned depends on the rank if ``test`` does."""
         control = self._controls.pop()
         taint = control.taint
+        self._complements[-1].left(len(self._controls))
         if not taint.possible:
             return
         # Assigned alike under this test and, earlier, under its opposite.
-        one_armed = control.branch and control.arm == 0 and control.test is not None
-        complete = self._complements[-1].ended_all(
-            control.values if one_armed else {}, len(self._controls), control.test
+        test = control.test
+        complete = (
+            self._complements[-1].ended_all(control.values, len(self._controls), test)
+            if control.branch and control.arm == 0 and test is not None
+            else {}
         )
         decided = replace(taint, membership=False, share=False)
         sized = replace(decided, share=True)
@@ -221,7 +224,7 @@ class RankTaint:
     def _record(self, env: dict[str, Taint], name: str, value: Taint) -> None:
         env[name] = value
         innermost = self._controls[-1].test if self._controls else None
-        self._complements[-1].written((id(env), name), len(self._controls), innermost)
+        self._complements[-1].written((id(env), name), innermost)
         for control in self._controls:
             control.written.append((env, name, None))
 
