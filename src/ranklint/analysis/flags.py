@@ -97,6 +97,11 @@ def side_of(test: cst.BaseExpression) -> tuple[str, bool]:
     return _text(test), negated
 
 
+def _opposite(first: tuple[str, bool], second: tuple[str, bool]) -> bool:
+    """Whether two sides (see side_of) are a test and its opposite."""
+    return first[0] == second[0] and first[1] != second[1]
+
+
 def _text(node: cst.CSTNode) -> str:
     # (Keys are only compared with each other: any joiner does; not mutated.)
     return " ".join(source_text(node).split())  # pragma: no mutate
@@ -105,9 +110,8 @@ def _text(node: cst.CSTNode) -> str:
 @dataclass(frozen=True, slots=True)
 class _Side:
     depth: int  # enclosing tests of the `if`
-    key: str
-    negated: bool
-    value: str  # the expression assigned, as written
+    test: cst.BaseExpression
+    value: cst.BaseExpression  # the expression assigned
     taint: Taint
 
 
@@ -125,13 +129,13 @@ class ComplementaryAssignments:
 
     def ended_all(
         self,
-        values: dict[tuple[int, str], tuple[dict[str, Taint], str, str]],
+        values: dict[tuple[int, str], tuple[dict[str, Taint], str, cst.BaseExpression]],
         depth: int,
         test: cst.BaseExpression,
     ) -> dict[tuple[int, str], Taint]:
         """The taint of each slot that the one-armed ``if test:`` at ``depth``
         completes; ``values`` maps the slots it assigned to (environment, name,
-        value as written)."""
+        value assigned)."""
         complete: dict[tuple[int, str], Taint] = {}
         for slot, (env, name, value) in values.items():
             both = self.ended(slot, depth, test, value, env[name])
@@ -140,20 +144,28 @@ class ComplementaryAssignments:
         return complete
 
     def ended(
-        self, slot: tuple[int, str], depth: int, test: cst.BaseExpression, value: str, taint: Taint
+        self,
+        slot: tuple[int, str],
+        depth: int,
+        test: cst.BaseExpression,
+        value: cst.BaseExpression,
+        taint: Taint,
     ) -> Taint | None:
         """A one-armed rank test ``if test:`` at ``depth`` assigned ``value`` (taint
         ``taint``) to ``slot``: the name's taint if an earlier opposite test in the
-        same block assigned the same value, else None (and this side is kept)."""
-        key, negated = side_of(test)
+        same block assigned the same value, else None (and this side is kept).
+
+        Sources are compared only when there is an earlier side (rarely).
+        """
         earlier = self.sides.pop(slot, None)
         if (
             earlier is not None
-            and (earlier.depth, earlier.key, earlier.value) == (depth, key, value)
-            and earlier.negated != negated
+            and earlier.depth == depth
+            and _opposite(side_of(earlier.test), side_of(test))
+            and _text(earlier.value) == _text(value)
         ):
             return earlier.taint | taint
-        self.sides[slot] = _Side(depth, key, negated, value, taint)
+        self.sides[slot] = _Side(depth, test, value, taint)
         return None
 
     def written(self, slot: tuple[int, str], innermost: cst.BaseExpression | None) -> None:
@@ -162,10 +174,8 @@ class ComplementaryAssignments:
         side = self.sides.get(slot)
         if side is None:
             return
-        if innermost is not None:
-            key, negated = side_of(innermost)
-            if key == side.key and negated != side.negated:
-                return
+        if innermost is not None and _opposite(side_of(side.test), side_of(innermost)):
+            return
         del self.sides[slot]
 
     def left(self, depth: int) -> None:

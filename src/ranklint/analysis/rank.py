@@ -101,7 +101,9 @@ class _Control:
     # An `if` (not a loop): slot -> (environment, name, value as written) of
     # the names it assigns directly (see flags.ComplementaryAssignments).
     branch: bool = False
-    values: dict[tuple[int, str], tuple[dict[str, Taint], str, str]] = field(default_factory=dict)
+    values: dict[tuple[int, str], tuple[dict[str, Taint], str, cst.BaseExpression]] = field(
+        default_factory=dict
+    )
 
 
 class RankTaint:
@@ -302,7 +304,7 @@ class RankTaint:
             control = self._controls[-1] if self._controls else None
             if control is not None and control.branch and control.taint.possible:
                 env = self._env_for(name)
-                control.values[(id(env), name)] = (env, name, " ".join(source_text(value).split()))
+                control.values[(id(env), name)] = (env, name, value)
         if (
             len(targets) == 1
             and isinstance(targets[0], (cst.Tuple, cst.List))

@@ -303,7 +303,9 @@ class FactsBuilder:
             if world:
                 group_text = None
         scan = self.rank.scan()
-        members = self._groups.members(argument, None if scan is None else scan.groups)
+        members = None  # a file that never names new_group has no such groups
+        if "new_group" in self.calls.source:
+            members = self._groups.members(argument, None if scan is None else scan.groups)
         event = Collective(spec.name, spec.short, spec.kind, group_text, group_axes, site, label)
         return replace(event, members=members) if members else event
 
