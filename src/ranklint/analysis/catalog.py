@@ -69,6 +69,9 @@ class CallSpec:
     # (`FullOptimStateDictConfig(rank0_only=True)`): the row counts only in a
     # function (or, outside functions, a file) whose source matches this pattern.
     requires: str | None = None
+    # With `requires`: look for the pattern in the whole file, not in the
+    # calling function (a wrapper configured where the model is wrapped).
+    requires_file: bool = False
     # A read of a module's state that communicates only once the module is
     # sharded (`get_model_state_dict(model)`): not a collective where the same
     # function shards that module later (see analysis.files.FunctionScan).
@@ -89,6 +92,16 @@ _FSDP1 = (
     "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
 )
 _ACC_UTILS = ("accelerate.utils", "accelerate.utils.operations")
+# What `deepspeed.initialize` returns first: the engine wrapping the model.
+DEEPSPEED_INITIALIZE = "deepspeed.initialize"
+DEEPSPEED_ENGINE = "deepspeed.DeepSpeedEngine"
+# ZeRO stage 3 written in the file: a config with `"stage": 3` (or
+# `zero_stage=3`), or `deepspeed.zero.Init`, which exists only for stage 3.
+ZERO3_CONFIG = r"""["']stage["']\s*:\s*3\b|zero_stage["']?\s*[:=]\s*3\b|zero\.Init\("""
+# What `accelerator.prepare(model)` returns: a model wrapped as the launch
+# configures it, FSDP where the file sets up accelerate's FSDP plugin.
+ACCELERATE_PREPARED = "accelerate.PreparedModel"
+ACCELERATE_FSDP_CONFIG = r"FullyShardedDataParallelPlugin\(|fsdp_plugin\s*="
 # What `fully_shard(model)` turns a module into (FSDP2, in place).
 FSDP_MODULE = "torch.distributed.fsdp.FSDPModule"
 FULLY_SHARD = frozenset(
@@ -336,6 +349,35 @@ _CHECKPOINTING: tuple[CallSpec, ...] = (
     ),
     *(
         CallSpec(f"FSDPModule.{short}", CallKind.COLLECTIVE, (f"{FSDP_MODULE}.{method}",))
+        for method, short in (
+            ("__call__", "forward"),
+            ("forward", "forward"),
+            ("generate", "generate"),
+        )
+    ),
+    # The forward of a ZeRO-3 engine all-gathers each layer's parameters over
+    # the data-parallel group (every rank must run it: transformers#11464);
+    # only where the file configures stage 3.
+    *(
+        CallSpec(
+            "DeepSpeedEngine.forward",
+            CallKind.COLLECTIVE,
+            (f"{DEEPSPEED_ENGINE}.{method}",),
+            requires=ZERO3_CONFIG,
+            requires_file=True,
+        )
+        for method in ("__call__", "forward")
+    ),
+    # A model `accelerator.prepare` wrapped with FSDP: its forward and
+    # `generate` all-gather the parameters, as for FSDP(model) above.
+    *(
+        CallSpec(
+            f"FullyShardedDataParallel.{short}",
+            CallKind.COLLECTIVE,
+            (f"{ACCELERATE_PREPARED}.{method}",),
+            requires=ACCELERATE_FSDP_CONFIG,
+            requires_file=True,
+        )
         for method, short in (
             ("__call__", "forward"),
             ("forward", "forward"),

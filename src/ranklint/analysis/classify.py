@@ -73,7 +73,7 @@ class CallClassifier:
             return spec, target
         scan = self.scan()
         if spec.requires is not None:
-            text = self.source if scan is None else scan.text
+            text = self.source if scan is None or spec.requires_file else scan.text
             if re.search(spec.requires, text) is None:
                 return None, target
         if scan is not None and spec.sharded_only and scan.sharded_later(node):

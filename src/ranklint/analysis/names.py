@@ -24,7 +24,12 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ranklint.analysis.catalog import WRAPPER_GROUP_KEYWORDS
+from ranklint.analysis.catalog import (
+    ACCELERATE_PREPARED,
+    DEEPSPEED_ENGINE,
+    DEEPSPEED_INITIALIZE,
+    WRAPPER_GROUP_KEYWORDS,
+)
 
 
 class ScopeKind(enum.Enum):
@@ -148,6 +153,8 @@ class NameTable:
         """
         if not isinstance(value, cst.Call):
             return None
+        if _is_prepare(value):
+            return ACCELERATE_PREPARED  # `model = accelerator.prepare(model)`
         func = value.func
         name = last_name(func)
         if name is None or not name[:1].isupper():
@@ -163,6 +170,9 @@ class NameTable:
         if isinstance(func, cst.Name) and not name.isupper():
             return f"@local:{func.value}"
         return None
+
+    def _initializes_engine(self, value: cst.BaseExpression | None) -> bool:
+        return isinstance(value, cst.Call) and self.resolve(value.func) == DEEPSPEED_INITIALIZE
 
     def mark_instance(self, name: str, built: str) -> None:
         """``fully_shard(model)``: ``model`` is now an instance of ``built`` (in place)."""
@@ -185,6 +195,16 @@ class NameTable:
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self.bind_target(element.value, None)
+            first = target.elements[0].value if target.elements else None
+            if isinstance(first, cst.Name) and self._initializes_engine(value):
+                # `engine, optimizer, _, _ = deepspeed.initialize(model=model, ...)`
+                self.mark_instance(first.value, DEEPSPEED_ENGINE)
+            if isinstance(value, cst.Call) and _is_prepare(value):
+                # `model, optimizer = accelerator.prepare(model, optimizer)`: each
+                # comes back prepared (only a model has a forward to call).
+                for element in target.elements:
+                    if isinstance(element.value, cst.Name):
+                        self.mark_instance(element.value.value, ACCELERATE_PREPARED)
         # Attribute and subscript targets bind no name. (A starred name is an
         # element of a tuple or list target: `element.value` is the name.)
 
@@ -279,3 +299,13 @@ class NamePatterns:
             found = self._regex is not None and self._regex.match(name) is not None
             self._cache[name] = found  # pragma: no mutate  (a memo)
         return found
+
+
+def _is_prepare(call: cst.Call) -> bool:
+    """``accelerator.prepare(...)``: a method ``prepare`` of an object named like an accelerator."""
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == "prepare"
+        and "accelerator" in (last_name(func.value) or "").lower()
+    )

@@ -8,7 +8,8 @@ from ranklint.analysis.project import ProjectFacts
 from ranklint.findings import Severity
 from ranklint.rules.base import ProjectFinding, Rule
 from ranklint.rules.collectives.divergence import divergence_findings
-from ranklint.rules.collectives.rank_divergent_examples import INVALID, VALID
+from ranklint.rules.collectives.rank_divergent_examples import VALID
+from ranklint.rules.collectives.rank_divergent_invalid import INVALID
 
 
 class RankDivergentCollective(Rule):
@@ -118,6 +119,14 @@ whose members cannot be told are not judged.
 A name given the same value under a rank test and, later, under its
 opposite (`if rank == 0: store = Store(p)` ... `if rank != 0: store =
 Store(p)`) holds it on every rank.
+
+The engine `deepspeed.initialize` returns first is followed like a wrapped
+model: its forward is a collective in a file that configures ZeRO stage 3
+(`"stage": 3`, `zero_stage=3`, `deepspeed.zero.Init`). So are the forward and
+`generate` of what `accelerator.prepare` returns, in a file that sets up
+accelerate's FSDP plugin (`FullyShardedDataParallelPlugin(...)`,
+`fsdp_plugin=`). A wrapper configured only in a JSON or YAML file is not
+seen.
 
 Framework calls that communicate only in some configurations count where the
 code shows that configuration: a state-dict getter

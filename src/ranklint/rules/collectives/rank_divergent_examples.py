@@ -1,4 +1,5 @@
-"""The valid and invalid examples of RNK102 (rank-divergent-collective).
+"""The valid examples of RNK102 (rank-divergent-collective); the invalid ones are in
+:mod:`ranklint.rules.collectives.rank_divergent_invalid`.
 
 Kept apart from the rule so that the rule module stays short; the test suite
 runs every example and the rule reference shows them.
@@ -343,251 +344,31 @@ VALID: tuple[str, ...] = (
         if dist.get_rank() >= 2:
             dist.all_reduce(grad, group=tail_group)
     """,
-)
-INVALID: tuple[str, ...] = (
     """
-    import os
-
+    import deepspeed
     import torch.distributed as dist
 
-
-    def create_cached_module(name, source, cache_dir):
-        # https://github.com/unslothai/unsloth-zoo/pull/967 (a late rank skips the barrier)
-        path = os.path.join(cache_dir, name + ".py")
-        if not os.path.isfile(path):
-            if dist.get_rank() == 0:
-                with open(path, "w") as f:
-                    f.write(source)
-            dist.barrier()  # expect: RNK102
-        return path
-    """,
-    """
-    import torch.distributed as dist
+    DS_CONFIG = {"zero_optimization": {"stage": 3}}
 
 
-    class Checkpointer:
-        def save(self, state, path):
-            dist.barrier()  # every rank must arrive
-
-
-    def train(state, path):
-        checkpointer = Checkpointer()  # a project class: its methods are followed
+    def evaluate(model, batch):
+        # Every rank runs the ZeRO-3 forward; rank 0 alone reports.
+        engine, _, _, _ = deepspeed.initialize(model=model, config=DS_CONFIG)
+        loss = engine(batch)
         if dist.get_rank() == 0:
-            checkpointer.save(state, path)  # expect: RNK102
+            print(f"eval loss {loss.item()}")
     """,
     """
-    import torch.distributed as dist
+    from accelerate import Accelerator, FullyShardedDataParallelPlugin
+
+    accelerator = Accelerator(fsdp_plugin=FullyShardedDataParallelPlugin())
 
 
-    def step(loss):
-        if dist.get_rank() == 0:
-            dist.all_reduce(loss)  # expect: RNK102
-    """,
-    """
-    import os
-
-    import torch.distributed as dist
-
-
-    def sync(t):
-        local_rank = int(os.environ["LOCAL_RANK"])
-        if local_rank != 0:
-            pass
-        elif t.numel() > 0:
-            dist.barrier()  # expect: RNK102
-    """,
-    """
-    import torch.distributed as dist
-
-
-    def sync(t, rank):
-        # The arms issue different collectives.
-        if rank == 0:
-            dist.broadcast(t, src=0)  # expect: RNK102
-        else:
-            dist.all_reduce(t)
-    """,
-    """
-    import torch.distributed as dist
-
-
-    def sync(t, rank):
-        done = dist.barrier() if rank == 0 else None  # expect: RNK102
-        rank == 0 and dist.all_reduce(t)  # expect: RNK102
-        return done
-    """,
-    """
-    import torch.distributed as dist
-
-
-    def drain(t, rank):
-        while rank < 2:
-            dist.all_reduce(t)  # expect: RNK102
-        for _ in range(rank):
-            dist.barrier()  # expect: RNK102
-    """,
-    """
-    import sys
-
-    import torch.distributed as dist
-
-
-    def finish(t, rank, bad):
-        if rank != 0:
-            return
-        dist.barrier()  # expect: RNK102
-
-
-    def check(t, rank):
-        if rank == 0 and t.isnan().any():
-            sys.exit(1)
-        dist.all_reduce(t)  # expect: RNK102
-
-
-    def loop(batches, rank):
-        for batch in batches:
-            if rank == 0:
-                continue
-            dist.all_reduce(batch)  # expect: RNK102
-
-
-    def drain(batches, rank):
-        for batch in batches:
-            if rank != 0 and batch is None:
-                break
-            dist.all_reduce(batch)  # expect: RNK102
-    """,
-    """
-    import torch.distributed as dist
-
-
-    def maybe_sync(t, rank):
-        # `or`: the right side runs only where the left side is false.
-        rank != 0 or dist.barrier()  # expect: RNK102
-    """,
-    """
-    import torch.distributed as dist
-    from lightning.pytorch.utilities import rank_zero_only
-
-
-    @rank_zero_only
-    def save(state):
-        dist.barrier()  # expect: RNK102
-    """,
-    """
-    import torch.distributed as dist
-
-
-    def is_main():
-        return dist.get_rank() == 0
-
-
-    def save_checkpoint(state):
-        dist.barrier()
-
-
-    def train(state):
-        if is_main():
-            save_checkpoint(state)  # expect: RNK102
-    """,
-    """
-    from accelerate import Accelerator
-
-    accelerator = Accelerator()
-
-
-    def evaluate(preds):
+    def evaluate(model, batch):
+        # Every rank generates with the sharded model; the main process prints.
+        model = accelerator.prepare(model)
+        out = model.generate(batch)
         if accelerator.is_main_process:
-            preds = accelerator.gather(preds)  # expect: RNK102
-        return preds
-    """,
-    """
-    import torch.distributed as dist
-
-
-    def setup():
-        return dist.get_rank(), dist.get_world_size()
-
-
-    def save_checkpoint(state):
-        dist.barrier()
-
-
-    def train(state):
-        # The rank comes back from a helper, unpacked with the world size.
-        r, w = setup()
-        if r == 0:
-            save_checkpoint(state)  # expect: RNK102
-    """,
-    """
-    import torch.distributed as dist
-
-
-    # https://github.com/argonne-lcf/dlio_benchmark/pull/339: with 145 files on
-    # 3 ranks, ranks 0 and 1 run 3 steps and rank 2 runs 2; the barrier hangs.
-    def run(files, batch_size, epochs):
-        rank, world = dist.get_rank(), dist.get_world_size()
-        my_files = files[rank::world]
-        steps = len(my_files) // batch_size
-        for epoch in range(epochs):
-            for step in range(steps):
-                train_step(my_files[step * batch_size : (step + 1) * batch_size])
-                dist.barrier()  # expect: RNK102
-    """,
-    """
-    import torch.distributed as dist
-
-
-    class Controller:
-        # A stop flag set on rank 0 only and read later, in another method.
-        def on_batch_end(self, loss):
-            if dist.get_rank() == 0:
-                self.should_stop = loss.item() > 10
-
-        def on_epoch_end(self):
-            if self.should_stop:
-                dist.barrier()  # expect: RNK102
-    """,
-    """
-    import torch.distributed as dist
-
-
-    # https://github.com/Lightning-AI/pytorch-lightning/issues/7129: ranks do not
-    # have the same metric keys; syncing them key by key runs a different
-    # number of collectives per rank and hangs.
-    def sync_metrics(loss):
-        metrics = {"val_loss": loss}
-        if dist.get_rank() == 0:
-            metrics["reduced_metric"] = compute_reduced_metric()
-        for key in sorted(metrics):
-            dist.all_reduce(metrics[key])  # expect: RNK102
-    """,
-    """
-    import torch.distributed as dist
-    from torch.distributed.fsdp import FullOptimStateDictConfig, StateDictType
-    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
-
-
-    def load_optimizer_in_turns(model, optim, state, local_rank, local_world_size):
-        # https://github.com/pytorch/pytorch/pull/99624: with `rank0_only=True`
-        # loading broadcasts rank 0's state; every rank must load at once.
-        config = FullOptimStateDictConfig(rank0_only=True)
-        full = StateDictType.FULL_STATE_DICT
-        with FSDP.state_dict_type(model, full, optim_state_dict_config=config):
-            for turn in range(local_world_size):
-                if turn == local_rank:
-                    FSDP.optim_state_dict_to_load(model, optim, state)  # expect: RNK102
-                dist.barrier()
-    """,
-    """
-    import torch.distributed as dist
-
-
-    def sync_tied_embedding(grad):
-        # https://github.com/dylanyunlon/Neuron_SP/issues/51: the group holds the
-        # first and the last stage, but only the first all-reduces.
-        embedding_group = dist.new_group([0, 3])
-        if dist.get_rank() == 0:
-            dist.all_reduce(grad, group=embedding_group)  # expect: RNK102
+            print(out)
     """,
 )
