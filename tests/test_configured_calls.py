@@ -284,7 +284,9 @@ def _rank_main(rank: int, case: str, out: str) -> None:
     try:
         torch.manual_seed(rank)
         model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 2))
-        if case == "read-before-sharding":
+        if case.startswith("ddp-"):
+            _ddp_forward_on_rank0(rank, case)
+        elif case == "read-before-sharding":
             from torch.distributed.checkpoint.state_dict import (
                 StateDictOptions,
                 get_model_state_dict,
@@ -309,6 +311,24 @@ def _rank_main(rank: int, case: str, out: str) -> None:
     finally:
         Path(out, f"rank{rank}").write_text(outcome, encoding="utf-8")
         os._exit(0)
+
+
+def _ddp_forward_on_rank0(rank: int, case: str) -> None:
+    import torch
+    import torch.distributed as dist
+    from torch import nn
+    from torch.nn.parallel import DistributedDataParallel
+
+    norm = nn.BatchNorm1d(4) if case != "ddp-no-buffers" else nn.ReLU()
+    broadcast = case != "ddp-no-broadcast"
+    model = DistributedDataParallel(
+        nn.Sequential(nn.Linear(4, 4), norm), broadcast_buffers=broadcast
+    )
+    model.eval()
+    if rank == 0:
+        with torch.no_grad():
+            model(torch.ones(3, 4))  # ranklint: ignore[RNK102]
+    dist.barrier()
 
 
 def _load_in_turns(rank: int, model: object, *, rank0_only: bool) -> None:
@@ -361,7 +381,9 @@ def _outcome(path: Path) -> str:
 
 
 @pytest.mark.distributed
-@pytest.mark.parametrize("case", ["read-before-sharding", "turns-default"])
+@pytest.mark.parametrize(
+    "case", ["read-before-sharding", "turns-default", "ddp-no-buffers", "ddp-no-broadcast"]
+)
 def test_configured_calls_on_gloo_when_local_complete_on_both_ranks(
     case: str, tmp_path: Path
 ) -> None:
@@ -369,9 +391,12 @@ def test_configured_calls_on_gloo_when_local_complete_on_both_ranks(
 
 
 @pytest.mark.distributed
-def test_configured_calls_on_gloo_loading_in_turns_with_rank0_only_times_out(
-    tmp_path: Path,
+@pytest.mark.parametrize("case", ["turns-rank0-only", "ddp-buffers"])
+def test_configured_calls_on_gloo_when_communicating_on_one_rank_time_out(
+    case: str, tmp_path: Path
 ) -> None:
-    outcomes = _run_two_ranks("turns-rank0-only", tmp_path)
+    # A DDP model with a BatchNorm broadcasts its buffers in forward, in eval()
+    # and no_grad() too.
+    outcomes = _run_two_ranks(case, tmp_path)
     assert "timeout" in outcomes
     assert set(outcomes) <= {"timeout", "peer-gone"}

@@ -4,7 +4,8 @@
 forward all-gathers each layer's parameters, so every rank must run it. It
 counts only where the file configures stage 3. `accelerator.prepare` wraps a
 model as the launch configures it: FSDP (forward and `generate` all-gather)
-where the file sets up accelerate's FSDP plugin.
+where the file sets up accelerate's FSDP plugin. `DDP(model)`'s forward
+broadcasts the module's buffers first unless `broadcast_buffers=False`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 
 from ranklint.analysis.catalog import ACCELERATE_PREPARED, DEEPSPEED_ENGINE
 from ranklint.analysis.names import NameTable
-from tests.conftest import codes_by_line
+from tests.conftest import codes_by_line, findings_of
 
 pytestmark = pytest.mark.timeout(30)
 SELECT = ("RNK102",)
@@ -235,3 +236,42 @@ def test_instance_of_what_accelerator_prepare_returns_is_a_prepared_model(
 ) -> None:
     table = _table(source)
     assert {name: table.instance_of(name) for name in names} == names
+
+
+_VALIDATE = """
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def validate(net, batch):
+    WRAP
+    if dist.get_rank() == 0:
+        out = CALL
+    dist.barrier()
+"""
+
+
+@pytest.mark.parametrize(
+    ("wrap", "call", "reported"),
+    [
+        ("model = DDP(net)", "model(batch)", True),
+        ("model = DDP(net, device_ids=[0])", "model.forward(batch)", True),
+        ("model = DDP(net, broadcast_buffers=False)", "model(batch)", False),
+        ("model = DDP(net, broadcast_buffers=True)", "model(batch)", True),
+        ("model = DDP(net, process_group=pg)", "model(batch)", False),
+        ("model = DDP(net)", "model.module(batch)", False),
+        ("model = DDP(net)", "net(batch)", False),
+    ],
+)
+def test_rnk102_on_a_ddp_model_s_forward_under_a_rank_test_depends_on_the_buffer_broadcast(
+    wrap: str, call: str, reported: bool
+) -> None:
+    source = _VALIDATE.replace("WRAP", wrap).replace("CALL", call)
+    expected = [(8, "RNK102")] if reported else []
+    assert codes_by_line(source, select=SELECT) == expected
+
+
+def test_rnk102_on_a_ddp_model_s_forward_names_the_buffer_broadcast() -> None:
+    source = _VALIDATE.replace("WRAP", "model = DDP(net)").replace("CALL", "model(batch)")
+    [finding] = findings_of(source, select=SELECT)
+    assert finding.message.startswith("the forward of a DDP model (it broadcasts the module's")

@@ -91,6 +91,10 @@ _FSDP1 = (
     "torch.distributed.fsdp.FullyShardedDataParallel",
     "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
 )
+_DDP = (
+    "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.distributed.DistributedDataParallel",
+)
 _ACC_UTILS = ("accelerate.utils", "accelerate.utils.operations")
 # What `deepspeed.initialize` returns first: the engine wrapping the model.
 DEEPSPEED_INITIALIZE = "deepspeed.initialize"
@@ -365,6 +369,17 @@ _CHECKPOINTING: tuple[CallSpec, ...] = (
             (f"{DEEPSPEED_ENGINE}.{method}",),
             requires=ZERO3_CONFIG,
             requires_file=True,
+        )
+        for method in ("__call__", "forward")
+    ),
+    # DDP's forward broadcasts the module's buffers from rank 0 first
+    # (`broadcast_buffers=True`, the default; measured on gloo: a rank-0-only
+    # forward of a DDP model with a BatchNorm hangs, in eval() and no_grad()
+    # too, and one without buffers does not). Only for `model = DDP(m)`
+    # tracked by name, without `broadcast_buffers=False`.
+    *(
+        CallSpec(
+            "DistributedDataParallel.buffered_forward", CallKind.COLLECTIVE, _names(_DDP, method)
         )
         for method in ("__call__", "forward")
     ),

@@ -76,7 +76,7 @@ def last_name(node: cst.BaseExpression) -> str | None:
 
 
 # Wrapper classes whose calls are collectives on their process group.
-_WRAPPERS = frozenset({"FullyShardedDataParallel"})
+_WRAPPERS = frozenset({"FullyShardedDataParallel", "DistributedDataParallel"})
 
 
 def imported_modules(node: cst.Import | cst.ImportFrom) -> list[str]:
@@ -166,6 +166,14 @@ class NameTable:
                 for arg in value.args
             ):
                 return None  # a wrapper on a group of its own: its members are unknown
+            if any(
+                arg.keyword is not None
+                and arg.keyword.value == "broadcast_buffers"
+                and isinstance(arg.value, cst.Name)
+                and arg.value.value == "False"
+                for arg in value.args
+            ):
+                return None  # DDP without the buffer broadcast: its forward is local
             return qualified  # `FSDP(model)`: an alias in capitals is still a class
         if isinstance(func, cst.Name) and not name.isupper():
             return f"@local:{func.value}"

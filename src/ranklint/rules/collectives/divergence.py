@@ -107,8 +107,10 @@ def _describe(leaf: CollectiveLeaf) -> str:
     return f"`{leaf.op}` on `{leaf.group}`"
 
 
-# Calls of a model wrapped by FSDP (`model = FSDP(m)`, `fully_shard(m)`).
+# Calls of a model wrapped by FSDP (`model = FSDP(m)`, `fully_shard(m)`), by
+# ZeRO-3 or accelerate's FSDP, and of a DDP model (`model = DDP(m)`).
 _SHARDED_MODEL_CALLS = {
+    "buffered_forward": "the forward of a DDP model (it broadcasts the module's buffers)",
     "forward": "the forward of a sharded model (it all-gathers the parameters)",
     "generate": "`generate` of a sharded model (each step all-gathers the parameters)",
 }

@@ -126,7 +126,11 @@ model: its forward is a collective in a file that configures ZeRO stage 3
 `generate` of what `accelerator.prepare` returns, in a file that sets up
 accelerate's FSDP plugin (`FullyShardedDataParallelPlugin(...)`,
 `fsdp_plugin=`). A wrapper configured only in a JSON or YAML file is not
-seen.
+seen. The forward of `model = DDP(m)` is a collective too: it broadcasts the
+module's buffers first, in `eval()` and `no_grad()` as well, unless the
+wrapper is given `broadcast_buffers=False`; a module without buffers (no
+BatchNorm, no registered buffer) does not communicate, which the analysis
+cannot see (call `model.module(x)` on one rank, or suppress with a reason).
 
 Framework calls that communicate only in some configurations count where the
 code shows that configuration: a state-dict getter

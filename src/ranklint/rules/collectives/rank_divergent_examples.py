@@ -371,4 +371,18 @@ VALID: tuple[str, ...] = (
         if accelerator.is_main_process:
             print(out)
     """,
+    """
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+    def validate(net, batch):
+        # Rank 0 validates with the wrapped module, whose forward is local.
+        model = DDP(net)
+        if dist.get_rank() == 0:
+            with torch.no_grad():
+                print(model.module(batch).mean())
+        dist.barrier()
+    """,
 )

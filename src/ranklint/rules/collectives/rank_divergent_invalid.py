@@ -282,4 +282,19 @@ INVALID: tuple[str, ...] = (
             print(model.generate(batch))  # expect: RNK102
         accelerator.wait_for_everyone()
     """,
+    """
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+    def validate(net, batch):
+        # https://github.com/pytorch/pytorch/issues/54059: DDP's forward first
+        # broadcasts the module's buffers; validating on rank 0 alone hangs.
+        model = DDP(net)
+        if dist.get_rank() == 0:
+            with torch.no_grad():
+                print(model(batch).mean())  # expect: RNK102
+        dist.barrier()
+    """,
 )
