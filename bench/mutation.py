@@ -86,6 +86,12 @@ _ANALYSIS_TESTS = (
     "tests/test_per_rank_state.py",
     "tests/test_batch_data.py",
     "tests/test_implicit_collectives.py",
+    "tests/test_restated_flags.py",
+    "tests/test_complementary_assignments.py",
+    "tests/test_configured_calls.py",
+    "tests/test_configured_wrappers.py",
+    "tests/test_group_membership.py",
+    "tests/test_taint.py",
 )
 
 # group -> (modules to mutate, relative to src/ranklint; test files that exercise them)

@@ -103,6 +103,28 @@ def test_rnk102_on_a_rank_valued_value_assigned_alike_under_opposite_tests_repor
     assert codes_by_line(source, select=SELECT) == [(_barrier_line(source), "RNK102")]
 
 
+def test_rnk102_on_a_global_assigned_alike_under_opposite_tests_is_silent() -> None:
+    source = textwrap.dedent(
+        """
+        import torch.distributed as dist
+
+        STORE = None
+
+
+        def open_store(path):
+            global STORE
+            if dist.get_rank() == 0:
+                STORE = Store(path)
+            dist.barrier()
+            if dist.get_rank() != 0:
+                STORE = Store(path)
+            if STORE is not None:
+                dist.barrier()
+        """
+    )
+    assert codes_by_line(source, select=SELECT) == []
+
+
 def test_rnk102_on_opposite_tests_in_different_blocks_reports_the_collective() -> None:
     # Rank 0 assigns only where `a` holds, the others only where `b` holds.
     source = textwrap.dedent(

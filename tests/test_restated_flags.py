@@ -5,7 +5,10 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
+from ranklint.analysis.axes import DEFAULT_RANK_NAMES
 from ranklint.analysis.flags import RestatedFlags
+from ranklint.analysis.names import NamePatterns, NameTable
+from ranklint.analysis.rank import RankTaint
 
 _TEST = cst.parse_expression("rank > 0")
 _OTHER = cst.parse_expression("rank == 1")
@@ -101,3 +104,16 @@ def test_flag_given_an_unknown_value_before_the_rank_test_restates_nothing() -> 
     flags.assigned("serve", _FALSE, [(_TEST, 0)])
 
     assert flags.predicate("serve") is None
+
+
+def test_flag_set_in_the_else_arm_of_a_walked_rank_test_holds_where_the_test_does() -> None:
+    # Through RankTaint: `serve = True; if rank > 0: ... else: serve = False`.
+    rank = RankTaint(NameTable(), NamePatterns(DEFAULT_RANK_NAMES))
+    serve = cst.Name("serve")
+    rank.bind_assignment([serve], _TRUE)
+    rank.begin_control(_TEST, branch=True)
+    rank.switch_control_arm()
+    rank.bind_assignment([serve], _FALSE)
+    rank.end_control()
+
+    assert rank.predicate("serve") == (_TEST, False)

@@ -219,7 +219,7 @@ class RankTaint:
             if (id(env), name) in complete:
                 env[name] = complete[(id(env), name)]
             elif arm is None:
-                env[name] = env.get(name, CLEAN) | decided
+                env[name] = env[name] | decided  # assigned: present (see _record)
             elif len(arms[(id(env), name)]) < 2:
                 env[name] = env.get(name, CLEAN) | sized
 
