@@ -275,3 +275,12 @@ def test_rnk102_on_a_ddp_model_s_forward_names_the_buffer_broadcast() -> None:
     source = _VALIDATE.replace("WRAP", "model = DDP(net)").replace("CALL", "model(batch)")
     [finding] = findings_of(source, select=SELECT)
     assert finding.message.startswith("the forward of a DDP model (it broadcasts the module's")
+
+
+def test_bind_target_of_an_empty_tuple_from_deepspeed_initialize_binds_nothing() -> None:
+    table = _table("import deepspeed\n")
+    call = cst.parse_expression("deepspeed.initialize(model=m)")
+
+    table.bind_target(cst.Tuple([]), call)
+
+    assert table.instance_of("engine") is None
