@@ -46,8 +46,8 @@ NOT_FOUND_YET: dict[str, str] = {
     "c03_sglang_src0_tp_cpu_group": _LAYOUT,
     "c04_fastmoe_dp_broadcast_src0": _LAYOUT,
     "d03_transformers_sharded_state_dict_rank0": (
-        "`state_dict()` of a model wrapped elsewhere (ZeRO-3 / FSDP) is an implicit collective; "
-        "wrapped models are not tracked yet"
+        "`state_dict()` of `self.model`, wrapped (ZeRO-3 / FSDP) in code the case does not "
+        "show; wrappers are tracked only where a local is wrapped in view"
     ),
 }
 CASES = cases()
