@@ -18,6 +18,7 @@ import pytest
 
 from ranklint.analysis.files import FunctionScan, sharding_calls
 from ranklint.analysis.names import NameTable, dotted_name
+from ranklint.config import Config
 from tests.conftest import codes_by_line, findings_of
 
 pytestmark = pytest.mark.timeout(60)
@@ -400,3 +401,111 @@ def test_configured_calls_on_gloo_when_communicating_on_one_rank_time_out(
     outcomes = _run_two_ranks(case, tmp_path)
     assert "timeout" in outcomes
     assert set(outcomes) <= {"timeout", "peer-gone"}
+
+
+# -- FSDP1's state_dict_type context -------------------------------------------
+
+_CONTEXT = """
+import torch.distributed as dist
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+from torch.distributed.fsdp import StateDictType
+
+
+def save(model, lock, state):
+    with CONTEXT:
+        if dist.get_rank() == 0:
+            out = model.METHOD
+    dist.barrier()
+"""
+_FULL = "FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT)"
+
+
+@pytest.mark.parametrize(
+    ("context", "method", "reported"),
+    [
+        (_FULL, "state_dict()", True),
+        (_FULL, "optim_state_dict()", True),
+        (_FULL, "load_state_dict(state)", True),
+        (_FULL, "parameters()", False),
+        ("torch.no_grad()", "state_dict()", False),
+        ("model.summon_state_dict_type()", "state_dict()", False),
+        ("lock", "state_dict()", False),
+    ],
+)
+def test_rnk102_on_state_dict_calls_inside_fsdp_state_dict_type_counts_them_as_collectives(
+    context: str, method: str, reported: bool
+) -> None:
+    # Inside `with FSDP.state_dict_type(...)`, a module's state_dict() gathers
+    # across the ranks whatever the receiver's type.
+    source = _CONTEXT.replace("CONTEXT", context).replace("METHOD", method)
+    expected = [(9, "RNK102")] if reported else []
+    assert codes_by_line(source, select=SELECT) == expected
+
+
+# -- extra-collectives: project wrappers named in the configuration ------------
+
+_WRAPPER = """
+import torch.distributed as dist
+IMPORT
+
+
+class Trainer:
+    def step(self, rank, engine):
+        if rank == 0:
+            CALL
+        dist.barrier()
+"""
+
+
+@pytest.mark.parametrize(
+    ("imports", "call", "extra"),
+    [
+        ("from proj.comm import sync_all", "sync_all()", "proj.comm.sync_all"),
+        ("import proj.comm as comm", "comm.sync_all()", "proj.comm.sync_all"),
+        # A class of this file, by its dotted path (`@local:` targets).
+        ("", "Registry.comm.sync()", "Registry.comm.sync"),
+        ("", "engine.sync()", "Engine.sync"),
+        ("", "self.sync()", "Engine.sync"),
+        ("", "self.engine.sync()", "Engine.sync"),
+    ],
+)
+def test_rnk102_on_a_wrapper_named_in_extra_collectives_reports_it(
+    imports: str, call: str, extra: str
+) -> None:
+    source = _WRAPPER.replace("IMPORT", imports).replace("CALL", call)
+    config = Config(select=SELECT, extra_collectives=(extra,))
+    assert codes_by_line(source, config=config) == [(8, "RNK102")]
+
+
+@pytest.mark.parametrize(
+    ("imports", "call", "extra"),
+    [
+        ("from proj.comm import sync_all", "sync_all()", "proj.other.sync_all"),
+        ("", "engine.sync()", "Engine.flush"),
+        ("", "Registry.comm.sync()", "Registry.comm.flush"),
+    ],
+)
+def test_rnk102_on_a_call_extra_collectives_does_not_name_is_silent(
+    imports: str, call: str, extra: str
+) -> None:
+    source = _WRAPPER.replace("IMPORT", imports).replace("CALL", call)
+    config = Config(select=SELECT, extra_collectives=(extra,))
+    assert codes_by_line(source, config=config) == []
+
+
+def test_rnk102_on_a_project_method_named_like_a_framework_method_is_silent() -> None:
+    # `self.full_tensor()` is this class's own method, not DTensor's.
+    source = """
+        import torch.distributed as dist
+
+
+        class Shard:
+            def full_tensor(self):
+                return self.data
+
+            def show(self, rank):
+                if rank == 0:
+                    print(self.full_tensor())
+                dist.barrier()
+    """
+    assert codes_by_line(source, select=SELECT) == []
