@@ -178,9 +178,9 @@ def test_lint_paths_runs_the_files_with_the_jobs_asked_for(
     seen: list[int | None] = []
     real = api.lint_files
 
-    def spy(files, config, *, jobs, cache):  # type: ignore[no-untyped-def]
+    def spy(files, config, *, jobs, cache, known=None):  # type: ignore[no-untyped-def]
         seen.append(jobs)
-        return real(files, config, jobs=1, cache=cache)
+        return real(files, config, jobs=1, cache=cache, known=known)
 
     monkeypatch.setattr(api, "lint_files", spy)
 

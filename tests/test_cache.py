@@ -169,8 +169,9 @@ def test_entries_written_concurrently_by_threads_stay_readable(tmp_path: Path) -
 
     again = cache.get(path, data)
     assert again is not None
-    assert again.summary is not None
-    assert set(again.summary.functions) == {"save_checkpoint"}
+    summary = again.module_summary()
+    assert summary is not None
+    assert set(summary.functions) == {"save_checkpoint"}
     assert not [p for p in (tmp_path / "cache").rglob(".tmp-*")]
 
 
@@ -245,7 +246,7 @@ def test_entry_holding_another_files_result_under_this_key_is_not_trusted(tmp_pa
     key = cache.key("b.py", data)
     entry = cache.directory / key[:2] / key[2:]
     entry.parent.mkdir(parents=True, exist_ok=True)
-    entry.write_bytes(_MAGIC + pickle.dumps((key, FileResult("a.py"))))
+    entry.write_bytes(_MAGIC + pickle.dumps((key, (FileResult("a.py"), None))))
 
     assert cache.get("a.py", data) == FileResult("a.py")
     assert cache.get("b.py", data) is None
@@ -277,3 +278,184 @@ def test_file_name_that_is_not_valid_utf8_has_a_cache_key(tmp_path: Path) -> Non
 
     assert cache.get(name, b"x = 1\n") == FileResult(name)
     assert cache.key(name, b"x = 1\n") != cache.key("b.py", b"x = 1\n")
+
+
+# -- the project phase's own entry -------------------------------------------------
+
+
+@pytest.fixture
+def project_phases(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts call graphs built in this process (one per project phase that runs)."""
+    built: list[int] = []
+    real = engine_module.ProjectFacts
+
+    def counting(summaries, settings):  # type: ignore[no-untyped-def]
+        built.append(len(summaries))
+        return real(summaries, settings)
+
+    monkeypatch.setattr(engine_module, "ProjectFacts", counting)
+    return built
+
+
+def test_warm_run_of_unchanged_files_takes_the_cross_file_findings_from_the_cache(
+    tmp_path: Path, project_phases: list[int]
+) -> None:
+    root = project(tmp_path)
+    cache = tmp_path / "cache"
+
+    cold = run(root, cache_dir=cache)
+    warm = run(root, cache_dir=cache)
+
+    assert cold == warm == [("train.py", 7, "RNK102")]
+    assert project_phases == [4]  # the cold run's only
+
+
+def test_warm_run_of_unchanged_files_unpacks_no_summary(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    config = Config(root=root)
+    cache = Cache.for_config(config, tmp_path / "cache")
+    files = [
+        str(root / "pkg" / name) for name in ("__init__.py", "ranks.py", "ckpt.py", "train.py")
+    ]
+    engine_module.Linter(config).project_phase(
+        engine_module.lint_files(files, config, jobs=1, cache=cache), cache=cache
+    )
+
+    warm = engine_module.lint_files(files, config, jobs=1, cache=cache)
+    engine_module.Linter(config).project_phase(warm, cache=cache)
+
+    assert [(f.line, f.code) for f in warm[3].findings] == [(7, "RNK102")]
+    assert [result.summary for result in warm] == [None] * 4
+    assert all(result.packed_summary is not None for result in warm)
+
+
+def test_changed_helper_without_findings_updates_the_cross_file_finding_of_its_caller(
+    tmp_path: Path, project_phases: list[int]
+) -> None:
+    root = project(tmp_path)
+    cache = tmp_path / "cache"
+    before = run(root, cache_dir=cache)
+
+    write(root / "pkg" / "ckpt.py", CKPT.replace("dist.barrier()", "pass"))
+    after = run(root, cache_dir=cache)
+    write(root / "pkg" / "ckpt.py", CKPT)
+    restored = run(root, cache_dir=cache)
+
+    assert before == restored == [("train.py", 7, "RNK102")]
+    assert after == []
+    assert len(project_phases) == 2  # cold, then the changed helper; restored: a hit
+
+
+def test_run_over_other_files_does_not_reuse_the_project_entry(
+    tmp_path: Path, project_phases: list[int]
+) -> None:
+    root = project(tmp_path)
+    cache = tmp_path / "cache"
+    run(root, cache_dir=cache)
+    given = [root / "pkg" / "train.py", root / "pkg" / "ckpt.py"]
+
+    subset = run(root, given, cache_dir=cache)
+
+    assert len(project_phases) == 2
+    assert subset == run(root, given)
+
+
+def test_corrupt_project_entry_is_ignored_and_rebuilt(
+    tmp_path: Path, project_phases: list[int]
+) -> None:
+    root = project(tmp_path)
+    cache = tmp_path / "cache"
+    expected = run(root, cache_dir=cache)
+    (entry,) = (p for p in cache.rglob("*") if p.parent.name == "project")
+    entry.write_bytes(_MAGIC + pickle.dumps(("another key", {})))
+
+    again = run(root, cache_dir=cache)
+    trusted = run(root, cache_dir=cache)
+
+    assert again == trusted == expected
+    assert len(project_phases) == 2  # rebuilt once, then trusted again
+
+
+def test_project_key_needs_every_result_to_have_come_through_the_cache(tmp_path: Path) -> None:
+    cache = Cache(tmp_path / "cache", "fp")
+    data = b"x = 1\n"
+    stored = FileResult("a.py")
+    cache.put("a.py", data, stored)
+    hit = cache.get("a.py", data)
+    assert hit is not None
+
+    assert cache.project_key([stored, hit]) == cache.project_key([hit, hit])
+    assert cache.project_key([hit]) != cache.project_key([hit, hit])
+    assert cache.project_key([hit, FileResult("b.py")]) is None
+
+
+def test_summary_read_back_from_the_cache_equals_the_one_stored(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    path = str(root / "pkg" / "ckpt.py")
+    data = (root / "pkg" / "ckpt.py").read_bytes()
+    fresh = engine_module.Linter(Config(root=root)).lint_source(data, path)
+    cache = Cache.for_config(Config(root=root), tmp_path / "cache")
+    cache.put(path, data, fresh)
+
+    hit = cache.get(path, data)
+
+    assert hit is not None
+    assert hit.summary is None
+    assert hit.module_summary() == fresh.summary
+    assert hit == fresh
+
+
+_LOADED = """
+import sys
+from ranklint.faces.cli import main
+code = main(sys.argv[1:])
+heavy = ("libcst", "ranklint.engine", "ranklint.rules")
+loaded = sorted(name for name in heavy if name in sys.modules)
+sys.stderr.write(f"loaded: {','.join(loaded)}\\n")
+raise SystemExit(code)
+"""
+
+
+def _check_reporting_loads(root: Path, cache: Path, *args: str) -> tuple[str, str]:
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADED, "check", "--cache-dir", str(cache), *args, "."],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    loaded = [line for line in done.stderr.splitlines() if line.startswith("loaded:")]
+    return done.stdout, loaded[0]
+
+
+@pytest.mark.parametrize("output", ["text", "json", "sarif"])
+def test_warm_run_of_unchanged_files_loads_neither_libcst_nor_the_rules(
+    tmp_path: Path, output: str
+) -> None:
+    root = project(tmp_path)
+    cache = tmp_path / "cache"
+    cold_out, cold_loaded = _check_reporting_loads(root, cache, "--format", output)
+
+    warm_out, warm_loaded = _check_reporting_loads(root, cache, "--format", output)
+
+    assert warm_out == cold_out
+    assert "RNK102" in warm_out
+    assert cold_loaded == "loaded: libcst,ranklint.engine,ranklint.rules"
+    # SARIF describes each rule: the rules (which import libcst), not the engine.
+    expected = "loaded: libcst,ranklint.rules" if output == "sarif" else "loaded: "
+    assert warm_loaded == expected
+
+
+def test_warm_run_with_one_changed_file_loads_the_engine_and_reports_the_change(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path)
+    cache = tmp_path / "cache"
+    _check_reporting_loads(root, cache)
+
+    write(root / "pkg" / "bad.py", BAD)
+    out, loaded = _check_reporting_loads(root, cache)
+
+    assert loaded == "loaded: libcst,ranklint.engine,ranklint.rules"
+    assert "bad.py:3:1: RNK101" in out
+    assert "train.py:7:" in out

@@ -6,11 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from ranklint.codes import CODES
 from ranklint.docs import (
     _strip_markers,
     example_report,
     generate,
     main,
+    render_codes,
     render_index,
     render_rule,
 )
@@ -174,3 +176,15 @@ def test_rule_page_shows_what_ranklint_reports_for_its_example(rule: type[Rule])
     expected = [item for item in expected_findings(invalid[0]) if item[1] == rule.code]
     assert [(int(line.split(":")[0]), line.split(" ")[1]) for line in report] == expected
     assert "```text\n" + "\n".join(report) + "\n```" in page
+
+
+def test_committed_code_table_matches_the_rules_metadata() -> None:
+    committed = (REPO_ROOT / "src" / "ranklint" / "codes.py").read_text(encoding="utf-8")
+
+    assert committed == render_codes(all_rules()), "run `python -m ranklint.docs docs/`"
+
+
+def test_code_table_lists_every_rule_with_its_name_and_default_state() -> None:
+    expected = [(rule.code, rule.name, rule.default_enabled) for rule in all_rules()]
+
+    assert list(CODES) == expected

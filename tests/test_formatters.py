@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from ranklint import __version__
-from ranklint.docs import PROJECT_URL, docs_url
 from ranklint.faces.formatters import (
     format_github,
     format_json,
@@ -14,6 +13,7 @@ from ranklint.faces.formatters import (
     format_text,
 )
 from ranklint.findings import Finding, Severity, TraceStep
+from ranklint.links import PROJECT_URL, docs_url
 from ranklint.rules import all_rules
 
 

@@ -50,10 +50,13 @@ SNIPPETS = (
 
 
 def _parses(source: str) -> bool:
+    """CPython parses ``source`` as flake8 reads it back: with universal newlines
+    (a line continuation before `\\r\\n` at the end of the file parses as a
+    string, and not once the file is read as text)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            ast.parse(source)
+            ast.parse(source.replace("\r\n", "\n").replace("\r", "\n"))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
     return True

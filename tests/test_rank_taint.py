@@ -8,8 +8,9 @@ import libcst as cst
 import pytest
 
 from ranklint import Config
-from ranklint.analysis.axes import DEFAULT_RANK_NAMES, GLOBAL_AXIS, axes_of_expression
+from ranklint.analysis.axes import GLOBAL_AXIS, axes_of_expression
 from ranklint.analysis.context import FileContext
+from ranklint.analysis.defaults import DEFAULT_RANK_NAMES
 from ranklint.analysis.names import NamePatterns
 from ranklint.analysis.rank import Taint
 from ranklint.engine.walker import Walker

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from ranklint.analysis.axes import DEFAULT_RANK_NAMES
+from ranklint.analysis.defaults import DEFAULT_RANK_NAMES
 from ranklint.analysis.flags import RestatedFlags
 from ranklint.analysis.names import NamePatterns, NameTable
 from ranklint.analysis.rank import RankTaint

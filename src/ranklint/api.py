@@ -11,11 +11,12 @@ from ranklint.analysis.layout import project_folder
 from ranklint.cache import Cache
 from ranklint.config import Config
 from ranklint.discovery import discover
-from ranklint.engine import FileResult, Linter, lint_files
 from ranklint.findings import Finding, InternalError
-from ranklint.rules import rule_by_code
+from ranklint.results import FileResult, add_project_findings
 
-# Files or folders that mark the root of a project (nearest one above the paths).
+# The engine (libcst, the analysis, the rules) is imported only where a file
+# must be parsed or the project phase must run: a run served wholly from the
+# cache never loads it.
 
 
 @dataclass
@@ -49,6 +50,8 @@ def lint_source(
     that need every file (``Rule.whole_project``: a mesh dimension another
     file may declare) are then dropped, not guessed.
     """
+    from ranklint.engine import Linter
+
     linter = Linter(config if config is not None else Config())
     result = linter.lint_source(source, str(path))
     per_file = {id(finding) for finding in result.findings}
@@ -63,6 +66,8 @@ def lint_source(
 
 
 def _needs_whole_project(code: str) -> bool:
+    from ranklint.rules import rule_by_code
+
     rule = rule_by_code(code)
     return rule is not None and rule.whole_project
 
@@ -100,9 +105,34 @@ def lint_paths(
             everything = discover([spelled], config, force_exclude=True).files  # pragma: no mutate
             extra = [path for path in everything if os.path.abspath(path) not in given]
     cache = Cache.for_config(config, Path(cache_dir)) if cache_dir is not None else None
-    results = lint_files([*files, *extra], config, jobs=jobs, cache=cache)
+    everything = [*files, *extra]
+    known = cache.lookup(everything) if cache is not None else None
+    if cache is not None and known is not None and None not in known:
+        results = [result for result in known if result is not None]
+        key = cache.project_key(results)
+        made = cache.get_project(key) if key is not None else None
+        if made is not None:
+            add_project_findings(results, made)
+            return LintResult.merge(results[: len(files)], found.missing)
+    from ranklint.engine import Linter
+
+    results = lint_files(everything, config, jobs=jobs, cache=cache, known=known)
     Linter(config).project_phase(results, cache=cache)
     return LintResult.merge(results[: len(files)], found.missing)
+
+
+def lint_files(
+    files: Sequence[str],
+    config: Config,
+    *,
+    jobs: int | None,
+    cache: Cache | None,
+    known: Sequence[FileResult | None] | None = None,
+) -> list[FileResult]:
+    """:func:`ranklint.engine.lint_files`, imported when first needed."""
+    from ranklint.engine import lint_files as run
+
+    return run(files, config, jobs=jobs, cache=cache, known=known)
 
 
 def project_root(files: Sequence[str], config: Config) -> Path | None:

@@ -1,9 +1,13 @@
 """A per-file result cache keyed by content hash, ranklint version and configuration.
 
 Each entry holds one file's findings, its facts for the project phase (the
-per-function summaries) and the positions of call sites located so far, so a
-warm run re-reads and hashes every file but parses none that did not change;
-the project call graph is rebuilt from the cached summaries.
+per-function summaries, pickled apart so that they are unpickled only when
+needed) and the positions of call sites located so far, so a warm run re-reads
+and hashes every file but parses none that did not change. A second kind of
+entry, under ``project/``, holds the project phase's findings, keyed by the
+keys of all the files of the run in order: when no file changed, a warm run
+takes them from there, builds no call graph and never imports libcst or the
+rules; when one did, the call graph is rebuilt from the cached summaries.
 
 Layout: ``<dir>/<format>-<fingerprint>/<key[:2]>/<key>``, where the
 fingerprint covers everything besides the file that decides its results
@@ -22,6 +26,7 @@ project's own source).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import logging
@@ -29,18 +34,21 @@ import os
 import pickle
 import sys
 import tempfile
+from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
 from ranklint._version import __version__
 from ranklint.config import Config
+from ranklint.findings import Finding
 from ranklint.results import FileResult
 
 logger = logging.getLogger(__name__)
 
 CACHE_DIR_NAME = ".ranklint_cache"
 CACHE_DIR_ENV = "RANKLINT_CACHE_DIR"
-_FORMAT = 3
+_FORMAT = 4
 _MAGIC = b"ranklint-cache\n"
 _GITIGNORE = "# Created by ranklint: the cache is never committed.\n*\n"
 _CACHEDIR_TAG = (
@@ -115,34 +123,118 @@ class Cache:
     def _entry(self, key: str) -> Path:
         return self.directory / key[:2] / key[2:]  # pragma: no mutate (any split works)
 
+    def lookup(self, paths: Sequence[str]) -> list[FileResult | None]:
+        """The stored result of each file as it is on disk now; ``None`` for misses
+        (and for files that cannot be read: linting reports why)."""
+        found: list[FileResult | None] = []
+        for path in paths:
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            except OSError:
+                found.append(None)
+                continue
+            found.append(self.get(path, data))
+        return found
+
     def get(self, path: str, data: bytes) -> FileResult | None:
+        """The stored result of ``path`` with these bytes; its summary stays packed."""
         key = self.key(path, data)
-        try:
-            with open(self._entry(key), "rb") as handle:
-                blob = handle.read()
-        except OSError:
+        stored = self._read(self._entry(key), key)
+        if stored is None:
             return None
         try:
-            if not blob.startswith(_MAGIC):
-                raise ValueError("not a ranklint cache entry")  # pragma: no mutate (caught)
-            stored_key, result = pickle.loads(blob[len(_MAGIC) :])
-            if stored_key != key or getattr(result, "path", None) != path:
+            result, packed = stored
+            if not isinstance(result, FileResult) or result.path != path:
                 raise ValueError("entry for another file")  # pragma: no mutate (caught)
-        except Exception:  # corrupt, truncated, from another version: rebuild
+            if packed is not None and not isinstance(packed, bytes):
+                raise ValueError("not a packed summary")  # pragma: no mutate (caught)
+        except Exception:  # another shape: from another version, rebuild
             logger.debug("ignoring unreadable cache entry for %s", path, exc_info=True)
             return None
-        return result  # type: ignore[no-any-return]
+        result.packed_summary = packed
+        result.cache_key = key
+        return result
 
     def put(self, path: str, data: bytes, result: FileResult) -> None:
         """Store ``result``; results with internal errors are not cached (retried)."""
         if not self._writable or result.errors:
             return
         key = self.key(path, data)
-        entry = self._entry(key)
         try:
             # Any protocol round-trips (equivalent mutants).
             protocol = pickle.HIGHEST_PROTOCOL  # pragma: no mutate
-            blob = _MAGIC + pickle.dumps((key, result), protocol=protocol)
+            packed = result.packed_summary
+            if result.summary is not None:
+                packed = pickle.dumps(result.summary, protocol=protocol)
+            # The summary is pickled on its own, so that a warm run unpickles it
+            # only when its project phase runs.
+            bare = dataclasses.replace(result, summary=None, packed_summary=None, cache_key=None)
+            blob = pickle.dumps((key, (bare, packed)), protocol=protocol)
+        except Exception as exc:  # e.g. unpicklable: skip this entry only
+            logger.debug("cache entry for %s not stored: %s", path, exc)
+            return
+        if self._write(self._entry(key), blob):
+            result.cache_key = key
+
+    # -- the project phase's findings ---------------------------------------------
+    def project_key(self, results: Sequence[FileResult]) -> str | None:
+        """The key of a project phase over ``results``, in their order.
+
+        The phase's findings depend only on the files' paths and bytes (their
+        keys) and on the configuration (the fingerprint, part of every key).
+        ``None`` when a result did not go through this cache.
+        """
+        digest = hashlib.sha256()
+        for result in results:
+            if result.cache_key is None:
+                return None
+            digest.update(result.cache_key.encode())
+        return digest.hexdigest()
+
+    def get_project(self, key: str) -> dict[str, list[Finding]] | None:
+        """The project phase's findings by path, stored under ``key``."""
+        stored = self._read(self._project_entry(key), key)
+        if not isinstance(stored, dict):
+            return None
+        return stored
+
+    def put_project(self, key: str, findings: dict[str, list[Finding]]) -> None:
+        if not self._writable:
+            return
+        try:
+            protocol = pickle.HIGHEST_PROTOCOL  # pragma: no mutate
+            blob = pickle.dumps((key, findings), protocol=protocol)
+        except Exception as exc:  # pragma: no cover - findings are plain data
+            logger.debug("project entry not stored: %s", exc)
+            return
+        self._write(self._project_entry(key), blob)
+
+    def _project_entry(self, key: str) -> Path:
+        return self.directory / "project" / key
+
+    # -- entries on disk ---------------------------------------------------------
+    def _read(self, entry: Path, key: str) -> Any:
+        """What is stored under ``key`` at ``entry``; ``None`` if missing or not trusted."""
+        try:
+            with open(entry, "rb") as handle:
+                blob = handle.read()
+        except OSError:
+            return None
+        try:
+            if not blob.startswith(_MAGIC):
+                raise ValueError("not a ranklint cache entry")  # pragma: no mutate (caught)
+            stored_key, value = pickle.loads(blob[len(_MAGIC) :])
+            if stored_key != key:
+                raise ValueError("entry for another key")  # pragma: no mutate (caught)
+        except Exception:  # corrupt, truncated, from another version: rebuild
+            logger.debug("ignoring unreadable cache entry %s", entry, exc_info=True)
+            return None
+        return value
+
+    def _write(self, entry: Path, blob: bytes) -> bool:
+        """Write ``blob`` at ``entry`` atomically; whether it was written."""
+        try:
             self._prepare(entry.parent)
             # Where and how the temporary file is named changes nothing observable
             # (atomicity: test_entries_written_concurrently_by_threads_stay_readable).
@@ -151,15 +243,15 @@ class Cache:
                 prefix=".tmp-",
                 delete=False,  # pragma: no mutate
             ) as handle:
-                handle.write(blob)
+                handle.write(_MAGIC + blob)
                 temporary = handle.name
             os.replace(temporary, entry)
         except OSError as exc:
-            logger.debug("cache write failed for %s: %s", path, exc)
+            logger.debug("cache write failed for %s: %s", entry, exc)
             # A read-only location: stop trying for this run (saves time only).
             self._writable = False  # pragma: no mutate
-        except Exception as exc:  # e.g. unpicklable: skip this entry only
-            logger.debug("cache entry for %s not stored: %s", path, exc)
+            return False
+        return True
 
     def _prepare(self, directory: Path) -> None:
         if directory.is_dir():

@@ -21,18 +21,12 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pathspec
 
-from ranklint.analysis.axes import DEFAULT_RANK_NAMES
-from ranklint.analysis.hot_markers import DEFAULT_HOT_FUNCTIONS
+from ranklint.analysis.defaults import DEFAULT_HOT_FUNCTIONS, DEFAULT_RANK_NAMES
 from ranklint.analysis.layout import layout_fingerprint
-from ranklint.analysis.settings import (
-    AnalysisSettings,
-    compile_extra_collectives,
-    compile_name_patterns,
-)
 from ranklint.options import (
     BOOLEAN,
     CODE_TABLE,
@@ -52,10 +46,28 @@ from ranklint.options import (
 )
 from ranklint.registry import registered_codes
 
+if TYPE_CHECKING:
+    from ranklint.analysis.settings import AnalysisSettings
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
+
+
+# The analysis (and libcst) is imported only when settings are compiled for a
+# walk: a run served wholly from the cache never needs them.
+def _compile_name_patterns(values: Sequence[str]) -> Any:
+    from ranklint.analysis.settings import compile_name_patterns
+
+    return compile_name_patterns(values)
+
+
+def _compile_extra_collectives(values: Any) -> Any:
+    from ranklint.analysis.settings import compile_extra_collectives
+
+    return compile_extra_collectives(values)
+
 
 DEFAULT_EXCLUDE: tuple[str, ...] = (
     ".bzr",
@@ -225,7 +237,7 @@ class Config:
         "names (variables, attributes, called functions) whose value is the caller's rank or a "
         "predicate on it; replaces the defaults",
         ("rank-taint",),
-        setting=compile_name_patterns,
+        setting=_compile_name_patterns,
     )
     extend_rank_names: tuple[str, ...] = option(
         (), GLOBS, 'added to `rank-names`, e.g. `["leader_*", "is_driver"]`', extends="rank_names"
@@ -236,7 +248,7 @@ class Config:
         "project wrappers that issue a collective: `pkg.comm.all_reduce_mean` (a function, "
         "through any import) or `Engine.sync` (`.sync(...)` calls on any object)",
         ("call classifier",),
-        setting=compile_extra_collectives,
+        setting=_compile_extra_collectives,
     )
     hot_functions: tuple[str, ...] = option(
         DEFAULT_HOT_FUNCTIONS,
@@ -244,7 +256,7 @@ class Config:
         "names of functions that run once per step (their whole body, and what they call, is "
         "hot); replaces the defaults",
         ("hot regions", "RNK201", "RNK202", "RNK203"),
-        setting=compile_name_patterns,
+        setting=_compile_name_patterns,
     )
     extend_hot_functions: tuple[str, ...] = option(
         (),
@@ -405,6 +417,8 @@ class Config:
 
     def analysis_settings(self) -> AnalysisSettings:
         """The option values the analysis and the rules read, compiled."""
+        from ranklint.analysis.settings import AnalysisSettings
+
         values: dict[str, object] = {}
         options = declared_options()
         for declared in options:

@@ -1,15 +1,17 @@
 """The rule codes known to this ranklint: what configuration is validated against.
 
-A leaf module: rules register their code here when their module is imported
-(:mod:`ranklint.rules.base`), and :mod:`ranklint.config` checks selected codes
-and prefixes against it without importing any rule. Importing the ``ranklint``
-package imports every rule, so the registry is complete before any
-configuration is built.
+A leaf module: :mod:`ranklint.config` checks selected codes and prefixes
+against it without importing any rule (or libcst), so that a run served from
+the cache never loads them. The table itself, :mod:`ranklint.codes`, is
+generated from the rules' metadata by ``python -m ranklint.docs docs/``, and
+``tests/test_docs.py`` checks that it is current.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from ranklint.codes import CODES
 
 
 @dataclass(frozen=True)
@@ -19,12 +21,7 @@ class RegisteredCode:
     default_enabled: bool
 
 
-_CODES: dict[str, RegisteredCode] = {}
-
-
-def register_code(code: str, name: str, *, default_enabled: bool) -> None:
-    # Runs while rule modules are imported, before a mutant can be active.
-    _CODES[code] = RegisteredCode(code, name, default_enabled)  # pragma: no mutate
+_CODES = {code: RegisteredCode(code, name, default) for code, name, default in CODES}
 
 
 def registered_codes() -> list[RegisteredCode]:

@@ -6,17 +6,13 @@ A leaf module shared by the engine (which builds results) and the cache
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-import libcst as cst
-from libcst.metadata import CodeRange
-
 from ranklint.analysis.events import ModuleSummary, Site
-from ranklint.analysis.summary import PlacedNode
 from ranklint.findings import Finding, InternalError, Severity, TraceStep
-from ranklint.positions import resolve_positions
 
 
 class RuleMetadata(Protocol):
@@ -39,42 +35,28 @@ class Span:
     lines: list[int]
 
 
-def span_of(
-    positions: Mapping[cst.CSTNode, CodeRange],
-    node: cst.CSTNode,
-    statement: cst.CSTNode | None,
-) -> Span:
-    """1-based span of ``node``; suppression lines include its statement's first and last."""
-    where = positions[node]
-    lines = {where.start.line, where.end.line}
-    if statement is not None:
-        lines |= {positions[statement].start.line, positions[statement].end.line}
-    return Span(
-        where.start.line,
-        where.start.column + 1,
-        where.end.line,
-        where.end.column + 1,
-        sorted(lines),
-    )
-
-
-def spans_of(module: cst.Module, placed: Sequence[PlacedNode]) -> list[Span]:
-    """The span of each placed node, positions computed only for their statements."""
-    wanted = [(node, top) for node, _, top in placed]
-    wanted += [(statement, top) for _, statement, top in placed if statement is not None]
-    positions = resolve_positions(module, wanted)
-    return [span_of(positions, node, statement) for node, statement, _ in placed]
-
-
 @dataclass
 class FileResult:
     path: str
     findings: list[Finding] = field(default_factory=list)
     errors: list[InternalError] = field(default_factory=list)
-    # Facts for the project phase (None when the file was not analysed).
+    # Facts for the project phase (None when the file was not analysed, or
+    # while they are still packed: read them with :meth:`module_summary`).
     summary: ModuleSummary | None = None
     # Positions of call sites located for project findings (kept in the cache).
     located: dict[Site, Span] = field(default_factory=dict)
+    # The summary as the cache stored it, unpickled only when the project phase
+    # needs it (a warm run whose project phase is cached never does).
+    packed_summary: bytes | None = field(default=None, compare=False, repr=False)
+    # The cache key of the file's path and bytes, when it went through a cache.
+    cache_key: str | None = field(default=None, compare=False, repr=False)
+
+    def module_summary(self) -> ModuleSummary | None:
+        """The facts for the project phase, unpacked on first use."""
+        if self.summary is None and self.packed_summary is not None:
+            self.summary = pickle.loads(self.packed_summary)
+            self.packed_summary = None
+        return self.summary
 
 
 def finding_at(
@@ -93,3 +75,11 @@ def finding_at(
         end_col=span.end_col,
         trace=trace,
     )
+
+
+def add_project_findings(results: Sequence[FileResult], made: Mapping[str, list[Finding]]) -> None:
+    """Add the project phase's findings (by path) to the results of their files."""
+    for result in results:
+        if result.path in made:
+            result.findings.extend(made[result.path])
+            result.findings.sort(key=Finding.sort_key)

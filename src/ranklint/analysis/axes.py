@@ -18,47 +18,6 @@ from ranklint.analysis.names import dotted_name
 
 GLOBAL_AXIS = "*"
 
-# Default `rank-names`: names (variables, attributes, called functions) whose
-# value is the caller's rank or a predicate on it. `lora_rank`, `matrix_rank`
-# and `rank_dim` deliberately do not match.
-DEFAULT_RANK_NAMES: tuple[str, ...] = (
-    "rank",
-    "local_rank",
-    "global_rank",
-    "node_rank",
-    "group_rank",
-    "world_rank",
-    "my_rank",
-    "rank_id",
-    "dp_rank",
-    "tp_rank",
-    "pp_rank",
-    "cp_rank",
-    "ep_rank",
-    "sp_rank",
-    "*_parallel_rank",
-    "is_main",
-    "is_main_*",
-    "is_master",
-    "is_master_*",
-    "is_local_main_process",
-    "is_rank_zero",
-    "is_rank_0",
-    "is_rank0",
-    "is_global_zero",
-    "is_local_zero",
-    "is_world_process_zero",
-    "is_local_process_zero",
-    "process_index",
-    "local_process_index",
-    "get_rank",
-    "get_local_rank",
-    "get_node_local_rank",
-    "get_coordinate",
-    "get_*_parallel_rank",
-    "is_pipeline_first_stage",
-    "is_pipeline_last_stage",
-)
 
 # Words of an identifier or mesh-dimension name -> parallel axis.
 _AXIS_WORDS: dict[str, str] = {

@@ -20,7 +20,7 @@ import enum
 from dataclasses import dataclass, field
 
 from ranklint.analysis.catalog import CallKind
-from ranklint.analysis.rank import CLEAN, Taint
+from ranklint.analysis.taint import CLEAN, Taint
 
 
 class HotKind(enum.Enum):

@@ -31,23 +31,6 @@ from ranklint.analysis.axes import identifier_words
 from ranklint.analysis.events import HotKind, HotReason
 from ranklint.analysis.names import NamePatterns, NameTable, dotted_name, last_name
 
-# Default `hot-functions`: functions that run once per step or micro-batch.
-# `train_one_epoch` is deliberately absent: it runs once per epoch, and the
-# step loop inside it is found as a loop.
-DEFAULT_HOT_FUNCTIONS: tuple[str, ...] = (
-    "train_step",
-    "training_step",
-    "train_batch",
-    "train_on_batch",
-    "validation_step",
-    "eval_step",
-    "test_step",
-    "predict_step",
-    "generate_step",
-    "rollout_step",
-    "forward",
-)
-
 HOT_COMMENT = re.compile(r"#\s*ranklint:\s*hot\b")
 # Methods a framework's loop calls once per step on a subclass of its `Trainer`
 # (Hugging Face `Trainer.compute_loss` / `prediction_step`): hot where the class

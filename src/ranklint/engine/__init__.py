@@ -22,11 +22,12 @@ from ranklint.analysis.recorders import FACT_RECORDERS
 from ranklint.cache import Cache
 from ranklint.config import Config
 from ranklint.engine.locate import Located, Locator, project_finding
+from ranklint.engine.spans import spans_of
 from ranklint.engine.threads import deep_recursion, run_with_large_stack
 from ranklint.engine.walker import Walker
 from ranklint.findings import Finding, InternalError
 from ranklint.positions import NEWLINE
-from ranklint.results import FileResult, Span, finding_at, spans_of
+from ranklint.results import FileResult, Span, add_project_findings, finding_at
 from ranklint.rules import PendingFinding, Rule, rule_by_code
 from ranklint.rules.base import ProjectFinding
 from ranklint.rules.framework.parse_error import ParseError
@@ -195,12 +196,34 @@ class Linter:
         file on disk (``lint_source``); others are read again, only when a
         finding or its call chain points into them, and parsed again only for
         call sites whose positions are not known yet (from the cache).
+
+        With ``cache``, when every result came through it, the phase's findings
+        are stored under the key of all the files' keys; a run over the same
+        files with the same bytes takes them from there, unpacks no summary and
+        builds no call graph.
         """
         if not self._project_rules:
             return
-        summaries = [result.summary for result in results if result.summary is not None]
+        key = cache.project_key(results) if cache is not None and not sources else None
+        made = cache.get_project(key) if cache is not None and key is not None else None
+        if made is None:
+            made = self._project_findings(results, sources or {}, cache)
+            if cache is not None and key is not None:
+                cache.put_project(key, made)
+        add_project_findings(results, made)
+
+    def _project_findings(
+        self,
+        results: Sequence[FileResult],
+        sources: dict[str, str | bytes],
+        cache: Cache | None,
+    ) -> dict[str, list[Finding]]:
+        """The project phase's findings by path (see :meth:`project_phase`)."""
+        summaries = [
+            summary for result in results if (summary := result.module_summary()) is not None
+        ]
         if not summaries:
-            return
+            return {}
         codes: dict[str, set[str]] = {}
         found: list[tuple[type[Rule], ProjectFinding]] = []
         facts = ProjectFacts(summaries, self.settings)
@@ -211,12 +234,11 @@ class Linter:
             if rule.code in codes[finding.path]:
                 found.append((rule, finding))
         if not found:
-            return
+            return {}
         wanted: dict[str, set[Site]] = {}
         for _, finding in found:
             for hop in finding.chain:
                 wanted.setdefault(hop.path, set()).add(hop.site)
-        sources = sources or {}
         by_path = {result.path: result for result in results}
         located = {
             path: self._located(path, sites, sources.get(path), by_path.get(path), cache)
@@ -226,17 +248,16 @@ class Linter:
             path: parse_suppressions(place.text) if place.text is not None else NO_SUPPRESSIONS
             for path, place in located.items()
         }
+        made: dict[str, list[Finding]] = {}
         for rule, finding in found:
-            made = project_finding(rule, finding, located)
-            result = by_path.get(finding.path)
-            if made is None or result is None:
+            finished = project_finding(rule, finding, located)
+            if finished is None or finding.path not in by_path:
                 continue
             lines = located[finding.path].sites[finding.site].lines
-            if suppressions[finding.path].suppresses(made.code, lines):
+            if suppressions[finding.path].suppresses(finished.code, lines):
                 continue
-            result.findings.append(made)
-        for result in results:
-            result.findings.sort(key=Finding.sort_key)
+            made.setdefault(finding.path, []).append(finished)
+        return made
 
     def _located(
         self,
@@ -371,18 +392,22 @@ def lint_files(
     *,
     jobs: int | None = None,
     cache: Cache | None = None,
+    known: Sequence[FileResult | None] | None = None,
 ) -> list[FileResult]:
     """Lint ``files``; results come back in the order of ``files`` whatever ``jobs`` is.
 
     With ``cache``, files whose entry is valid are not parsed; only the others
-    go to the workers (which store their results).
+    go to the workers (which store their results). ``known``: the cache's
+    answer for each file, when the caller has already asked it.
     """
     linter = Linter(config)
     results: list[FileResult | None] = [None] * len(files)
     # Bytes already read for the cache check, kept for serial misses (at most
     # the pool threshold's worth; the pool's workers read their own).
     read: dict[int, bytes] = {}
-    if cache is not None:
+    if known is not None:
+        results = list(known)
+    elif cache is not None:
         for index, path in enumerate(files):
             try:
                 with open(path, "rb") as handle:

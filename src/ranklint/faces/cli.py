@@ -13,7 +13,6 @@ from ranklint import __version__
 from ranklint.api import LintResult, lint_paths, project_root
 from ranklint.cache import CACHE_DIR_NAME, default_cache_dir
 from ranklint.config import Config, ConfigError, load_config
-from ranklint.docs import render_rule
 from ranklint.faces.formatters import (
     FORMATS,
     format_github,
@@ -23,7 +22,9 @@ from ranklint.faces.formatters import (
     format_text,
 )
 from ranklint.findings import Severity
-from ranklint.rules import all_rules, rule_by_code
+
+# The rules (and libcst) are imported where they are used: a check served
+# wholly from the cache never loads them.
 
 logger = logging.getLogger(__name__)
 
@@ -124,6 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _rule(code: str, out: TextIO, err: TextIO) -> int:
+    from ranklint.docs import render_rule
+    from ranklint.rules import rule_by_code
+
     rule = rule_by_code(code.upper())
     if rule is None:
         err.write(f"ranklint: error: unknown rule {code!r}; `ranklint rules` lists them\n")
@@ -133,6 +137,8 @@ def _rule(code: str, out: TextIO, err: TextIO) -> int:
 
 
 def _rules(out: TextIO) -> int:
+    from ranklint.rules import all_rules
+
     rows = [
         (r.code, r.name, r.severity.value, "on" if r.default_enabled else "off", r.summary)
         for r in all_rules()
@@ -179,6 +185,8 @@ def _write_findings(args: argparse.Namespace, result: LintResult, out: TextIO) -
     if args.format == "json":
         out.write(format_json(result.findings))
     elif args.format == "sarif":
+        from ranklint.rules import all_rules
+
         out.write(format_sarif(result.findings, all_rules()))
     elif args.format == "github":
         out.write(format_github(result.findings))

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ranklint import __version__
-from ranklint.docs import PROJECT_URL, docs_url
 from ranklint.findings import Finding, Severity
-from ranklint.rules import Rule
+from ranklint.links import PROJECT_URL, docs_url
+
+if TYPE_CHECKING:
+    from ranklint.rules import Rule
 
 FORMATS = ("text", "json", "sarif", "github")
 

@@ -34,7 +34,6 @@ from ranklint.analysis.events import Site
 from ranklint.analysis.project import ProjectFacts
 from ranklint.analysis.visitor import NodeVisitor
 from ranklint.findings import Severity, TraceStep
-from ranklint.registry import register_code
 
 _CODE_PREFIX = "RNK"
 _REGISTRY: dict[str, type[Rule]] = {}
@@ -168,7 +167,6 @@ def _register(cls: type[Rule]) -> None:
                 f"{other.__name__} ({other.code}, {other.name})"
             )
     _REGISTRY[code] = cls
-    register_code(code, cls.name, default_enabled=cls.default_enabled)
 
 
 def registered_rules() -> list[type[Rule]]:
