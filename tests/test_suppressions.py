@@ -121,3 +121,19 @@ def test_comments_are_still_found_when_the_tokenizer_rejects_the_source() -> Non
 
     assert suppressions.by_line == {2: frozenset({"RNK101", "RNK102"})}
     assert not suppressions.skip_file
+
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n"], ids=["cr", "crlf"])
+def test_suppression_after_lines_ended_by_carriage_returns_applies_to_its_own_line(
+    newline: str,
+) -> None:
+    # A lone `\r` ends a line for the parser; the comment's line must agree.
+    source = f"# note{newline}x = 0\n{IMPORT}GROUP = dist.new_group(\n    [0, 1],\n)  # noqa\n"
+
+    assert codes_by_line(source) == []
+
+
+def test_noqa_after_a_carriage_return_does_not_suppress_the_line_before() -> None:
+    source = f"{IMPORT}dist.init_process_group('gloo')\r# noqa\n"
+
+    assert codes_by_line(source) == [(2, "RNK101")]

@@ -71,7 +71,9 @@ def _comments(source: str) -> list[tuple[int, str]]:
     try:
         return [
             (token.start[0], token.string)
-            for token in tokenize.generate_tokens(io.StringIO(source).readline)
+            # Universal newlines: a lone `\r` ends a line, as it does for the
+            # parser (and for positions, `positions.NEWLINE`).
+            for token in tokenize.generate_tokens(io.StringIO(source, newline=None).readline)
             if token.type == tokenize.COMMENT
         ]
     except (tokenize.TokenError, SyntaxError) as exc:
