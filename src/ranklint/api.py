@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ranklint.analysis.dependencies import import_closure
 from ranklint.analysis.layout import project_folder
 from ranklint.cache import Cache
 from ranklint.config import Config
@@ -87,38 +88,78 @@ def lint_paths(
     ``whole_project``: when ``paths`` are part of a project (see
     :func:`project_root`), its other files join the call graph too, so that
     call chains into them are followed; only findings in ``paths`` are reported.
+    Of the other files, only those the cache knows and those ``paths`` import
+    (directly or not) join: a cold run over a few files of a large project
+    parses only what their findings depend on.
     """
     config = config if config is not None else Config()
     found = discover([str(p) for p in paths], config, force_exclude=force_exclude)
     files = list(found.files)
-    extra: list[str] = []
-    if whole_project and files:
-        root = project_root(files, config)
-        if root is not None:
-            given = {os.path.abspath(path) for path in files}
-            # Spelled like the user's paths (relative to the working directory)
-            # where possible: these paths appear in call chains.
-            relative = os.path.relpath(root)
-            spelled = str(root) if relative.startswith("..") else relative
-            # Not mutated: the root is a folder, whose excluded files are skipped
-            # whether or not exclusion is forced.
-            everything = discover([spelled], config, force_exclude=True).files  # pragma: no mutate
-            extra = [path for path in everything if os.path.abspath(path) not in given]
     cache = Cache.for_config(config, Path(cache_dir)) if cache_dir is not None else None
+    known = cache.lookup(files) if cache is not None else None
+    extra: list[str] = []
+    complete = True
+    if whole_project and files:
+        extra, extra_known, complete = _project_files(files, config, cache)
+        if known is not None and extra_known is not None:
+            known += extra_known
     everything = [*files, *extra]
-    known = cache.lookup(everything) if cache is not None else None
     if cache is not None and known is not None and None not in known:
         results = [result for result in known if result is not None]
         key = cache.project_key(results)
         made = cache.get_project(key) if key is not None else None
         if made is not None:
             add_project_findings(results, made)
-            return LintResult.merge(results[: len(files)], found.missing)
+            return _merged(results[: len(files)], found.missing, complete)
     from ranklint.engine import Linter
 
     results = lint_files(everything, config, jobs=jobs, cache=cache, known=known)
     Linter(config).project_phase(results, cache=cache)
-    return LintResult.merge(results[: len(files)], found.missing)
+    return _merged(results[: len(files)], found.missing, complete)
+
+
+def _project_files(
+    files: Sequence[str], config: Config, cache: Cache | None
+) -> tuple[list[str], list[FileResult | None] | None, bool]:
+    """The other files of the project of ``files`` that join their run.
+
+    Every project file the cache knows as it is on disk (its facts cost no
+    parse), and the ones ``files`` import, directly or not (parsed when the
+    cache does not know them): the findings in ``files`` depend on nothing
+    else, except through their callers. Also: the cache's answer for each,
+    and whether every project file is in.
+    """
+    root = project_root(files, config)
+    if root is None:
+        return [], [], True
+    given = {os.path.abspath(path) for path in files}
+    # Spelled like the user's paths (relative to the working directory)
+    # where possible: these paths appear in call chains.
+    relative = os.path.relpath(root)
+    spelled = str(root) if relative.startswith("..") else relative
+    # Not mutated: the root is a folder, whose excluded files are skipped
+    # whether or not exclusion is forced.
+    everything = discover([spelled], config, force_exclude=True).files  # pragma: no mutate
+    extra = [path for path in everything if os.path.abspath(path) not in given]
+    known = cache.lookup(extra) if cache is not None else [None] * len(extra)
+    if None not in known:
+        return extra, known, True
+    needed = set(import_closure(files, extra))
+    kept = [
+        (path, hit)
+        for path, hit in zip(extra, known, strict=True)
+        if hit is not None or path in needed
+    ]
+    return [path for path, _ in kept], [hit for _, hit in kept], len(kept) == len(extra)
+
+
+def _merged(results: Sequence[FileResult], missing: Sequence[str], complete: bool) -> LintResult:
+    """The run's result; without every project file in the run, checks that need
+    them all (``Rule.whole_project``) report nothing rather than guess."""
+    if not complete:
+        for result in results:
+            result.findings = [f for f in result.findings if not _needs_whole_project(f.code)]
+    return LintResult.merge(results, missing)
 
 
 def lint_files(

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from ranklint.analysis.axes import GLOBAL_AXIS, axes_of_words, identifier_words
+from ranklint.analysis.dependencies import module_name
 from ranklint.analysis.events import (
     Branch,
     CallEvent,
@@ -48,19 +48,6 @@ class FunctionRef:
     @property
     def key(self) -> tuple[str, str]:
         return (self.module.path, self.function.qualname)
-
-
-def module_name(path: str) -> str:
-    """Dotted module name of a file: its package chain by ``__init__.py`` files."""
-    file = Path(path)
-    parts = [] if file.stem == "__init__" else [file.stem]
-    directory = file.parent
-    while (directory / "__init__.py").is_file() and directory.name:
-        parts.append(directory.name)
-        if directory.parent == directory:
-            break
-        directory = directory.parent
-    return ".".join(reversed(parts)) or file.stem
 
 
 class ProjectIndex:
