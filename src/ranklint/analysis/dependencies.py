@@ -29,10 +29,11 @@ from pathlib import Path
 logger = logging.getLogger(__name__)
 
 # `import a.b as c, d` and `from .a.b import (x, y as z)`, at the start of a
-# line or after a `;`, indented or not. A parenthesised name list may span lines.
+# line or after a `;`, indented or not. A name list in parentheses or continued
+# with backslashes may span lines.
 _IMPORT = re.compile(r"(?:^|;)[ \t]*import[ \t]+([\w. \t,]+)", re.MULTILINE)
 _FROM = re.compile(
-    r"(?:^|;)[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n;#]*)",
+    r"(?:^|;)[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|(?:[^\n;#\\]|\\\n)*)",
     re.MULTILINE,
 )
 _NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
