@@ -1,5 +1,6 @@
-"""Runs over a few files of a project: only those files and what they import are
-parsed, and their findings equal a whole run's, except those that need callers."""
+"""Runs over a few files of a project: only those files and the files their calls
+lead into are parsed, and their findings equal a whole run's, except those that
+need callers."""
 
 from __future__ import annotations
 
@@ -11,12 +12,7 @@ import pytest
 
 from ranklint import Config, lint_paths
 from ranklint import engine as engine_module
-from ranklint.analysis.dependencies import (
-    ModuleMap,
-    import_closure,
-    imported_names,
-    module_name,
-)
+from ranklint.analysis.dependencies import ModuleMap, module_name
 from tests.conftest import FIXTURES, write
 
 Seen = tuple[int, int, str, str]
@@ -51,66 +47,60 @@ def _one_file(path: str, config: Config) -> list[Seen]:
     return [(f.line, f.col, f.code, f.message) for f in result.findings]
 
 
-# -- what the scan reads ------------------------------------------------------------
+# -- which files a dotted name may mean ------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("source", "expected"),
-    [
-        ("import a.b as c, d\n", {"a.b", "d"}),
-        ("x = 1; import e\n", {"e"}),
-        ("def f():\n    import g.h\n", {"g.h"}),
-        ("from p.q import (\n    r,\n    s as t,\n)\n", {"p.q", "p.q.r", "p.q.s"}),
-        ("from p import r, \\\n    s\n", {"p", "p.r", "p.s"}),
-        ("from . import sibling\n", {"pkg.sub", "pkg.sub.sibling"}),
-        ("from .mod import f\n", {"pkg.sub.mod", "pkg.sub.mod.f"}),
-        ("from ..up import f  # why\n", {"pkg.up", "pkg.up.f"}),
-        ("text = 'no imports here'\n", set()),
-    ],
-)
-def test_imported_names_of_each_import_form(source: str, expected: set[str]) -> None:
-    assert imported_names(source, "pkg.sub.this", is_package=False) == expected
+def _modules(root: Path, *files: str) -> ModuleMap:
+    for file in files:
+        write(root / file, "")
+    return ModuleMap([str(p) for p in sorted(root.rglob("*.py"))])
 
 
-def test_relative_import_in_a_package_init_counts_from_the_package_itself() -> None:
-    assert imported_names("from .core import run\n", "pkg", is_package=True) == {
-        "pkg.core",
-        "pkg.core.run",
-    }
+def _relative(root: Path, found: set[str]) -> set[str]:
+    return {Path(p).relative_to(root).as_posix() for p in found}
 
 
-def test_dotted_name_means_the_module_under_a_shorter_or_longer_package_root(
+def test_call_target_leads_into_its_longest_prefix_short_of_the_called_name(
     tmp_path: Path,
 ) -> None:
-    write(tmp_path / "src" / "proj" / "__init__.py", "")
-    write(tmp_path / "src" / "proj" / "utils.py", "")
-    write(tmp_path / "other" / "utils.py", "")
-    write(tmp_path / "other" / "helpers.py", "")
-    paths = [str(p) for p in sorted(tmp_path.rglob("*.py"))]
-    modules = ModuleMap(paths)
+    # `pkg.utils` called as a function lives in `pkg/__init__.py`, even if a
+    # module `pkg/utils.py` exists (the call graph never takes the whole name).
+    modules = _modules(tmp_path, "pkg/__init__.py", "pkg/utils.py")
 
-    found = modules.files_for("proj.utils.save")
+    assert _relative(tmp_path, modules.files_for("pkg.utils", whole=False)) == {"pkg/__init__.py"}
+    assert _relative(tmp_path, modules.files_for("pkg.utils")) == {"pkg/utils.py"}
 
-    assert {Path(p).relative_to(tmp_path).as_posix() for p in found} == {
-        "src/proj/__init__.py",
-        "src/proj/utils.py",
-        "other/utils.py",  # `utils` alone: a module named from a shorter root
-    }
+
+def test_dotted_name_leads_into_its_longest_prefix_that_names_a_module(tmp_path: Path) -> None:
+    modules = _modules(tmp_path, "pkg/__init__.py", "pkg/utils.py", "pkg/sub/__init__.py")
+
+    assert _relative(tmp_path, modules.files_for("pkg.utils.save")) == {"pkg/utils.py"}
+    assert _relative(tmp_path, modules.files_for("pkg.sub.run")) == {"pkg/sub/__init__.py"}
+    assert _relative(tmp_path, modules.files_for("pkg.missing.run")) == {"pkg/__init__.py"}
+    assert modules.files_for("numpy.mean") == set()
+
+
+def test_dotted_name_also_leads_into_modules_named_from_another_package_root(
+    tmp_path: Path,
+) -> None:
+    modules = _modules(tmp_path, "src/proj/__init__.py", "src/proj/utils.py", "other/helpers.py")
+
+    # `other/helpers.py` is the module `helpers`; `tools.helpers` may mean it.
+    assert _relative(tmp_path, modules.files_for("tools.helpers.f")) == {"other/helpers.py"}
+    assert _relative(tmp_path, modules.files_for("proj.utils.save")) == {"src/proj/utils.py"}
     assert module_name(str(tmp_path / "src" / "proj" / "utils.py")) == "proj.utils"
 
 
-def test_import_closure_follows_imports_transitively_and_nothing_else(tmp_path: Path) -> None:
-    write(tmp_path / "pkg" / "__init__.py", "")
-    write(tmp_path / "pkg" / "train.py", "from pkg.ckpt import save\n")
-    write(tmp_path / "pkg" / "ckpt.py", "from . import io\n")
-    write(tmp_path / "pkg" / "io.py", "import os\n")
-    write(tmp_path / "pkg" / "unrelated.py", "from pkg.train import main\n")
-    project = [str(p) for p in sorted(tmp_path.rglob("*.py"))]
-    given = [str(tmp_path / "pkg" / "train.py")]
+def test_ambiguous_match_counts_every_candidate_and_the_shorter_prefixes(tmp_path: Path) -> None:
+    # Two modules named `utils` under other roots: the call graph matches
+    # neither and goes on to `a`, so all of them count.
+    modules = _modules(tmp_path, "x/utils.py", "y/utils.py", "a/__init__.py")
 
-    closure = import_closure(given, [p for p in project if p not in given])
-
-    assert [Path(p).name for p in closure] == ["__init__.py", "ckpt.py", "io.py"]
+    assert _relative(tmp_path, modules.files_for("a.utils.f")) == {
+        "x/utils.py",
+        "y/utils.py",
+        "a/__init__.py",
+    }
 
 
 # -- what a run parses ---------------------------------------------------------------
@@ -131,7 +121,7 @@ def _package(root: Path) -> Path:
     return root
 
 
-def test_cold_run_over_one_file_parses_only_it_and_what_it_imports(
+def test_cold_run_over_one_file_parses_only_it_and_what_its_calls_lead_into(
     tmp_path: Path, parses: list[str]
 ) -> None:
     root = _package(tmp_path)
@@ -140,7 +130,7 @@ def test_cold_run_over_one_file_parses_only_it_and_what_it_imports(
 
     assert [(line, code) for line, _, code, _ in found] == [(8, "RNK102")]
     # The per-file walks, then the walks that place the chain's call sites.
-    assert sorted(set(parses)) == ["# ckpt", "# init", "# ranks", "# train"]
+    assert sorted(set(parses)) == ["# ckpt", "# ranks", "# train"]
 
 
 def test_run_over_one_file_takes_the_other_files_from_a_warm_cache(
@@ -241,3 +231,30 @@ def test_one_file_run_of_each_generated_module_reports_what_a_whole_run_reports_
     for path in sorted(tmp_path.rglob("*.py")):
         assert _one_file(str(path), config) == whole.get(str(path), []), path
     assert any("RNK102" in code for found in whole.values() for _, _, code, _ in found)
+
+
+def test_cold_run_follows_calls_through_a_package_that_re_exports_a_helper(
+    tmp_path: Path, parses: list[str]
+) -> None:
+    root = _package(tmp_path)
+    write(root / "pkg" / "api.py", "# api\nfrom pkg.ckpt import save\n")
+    write(root / "pkg" / "train.py", "# train\nfrom pkg.ranks import is_main\n"
+          "from pkg import api\n\n\ndef train(state):\n    if is_main():\n"
+          "        api.save(state)\n")  # fmt: skip
+
+    found = _one_file(str(root / "pkg" / "train.py"), Config(root=root))
+
+    assert [(line, code) for line, _, code, _ in found] == [(8, "RNK102")]
+    assert sorted(set(parses)) == ["# api", "# ckpt", "# ranks", "# train"]
+
+
+def test_cold_run_does_not_parse_what_the_given_file_imports_but_never_calls(
+    tmp_path: Path, parses: list[str]
+) -> None:
+    root = _package(tmp_path)
+    write(root / "pkg" / "train.py", "# train\nfrom pkg import other0, other1\n"
+          "import pkg.other2\n\n\ndef train():\n    return 1\n")  # fmt: skip
+
+    _one_file(str(root / "pkg" / "train.py"), Config(root=root))
+
+    assert parses == ["# train"]

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ranklint.analysis.dependencies import import_closure
 from ranklint.analysis.layout import project_folder
 from ranklint.cache import Cache
 from ranklint.config import Config
@@ -88,50 +87,53 @@ def lint_paths(
     ``whole_project``: when ``paths`` are part of a project (see
     :func:`project_root`), its other files join the call graph too, so that
     call chains into them are followed; only findings in ``paths`` are reported.
-    Of the other files, only those the cache knows and those ``paths`` import
-    (directly or not) join: a cold run over a few files of a large project
-    parses only what their findings depend on.
+    Of the other files, those the cache knows join, and of the rest only those
+    the calls of ``paths`` lead into (directly or not): a cold run over a few
+    files of a large project parses only what their findings depend on.
     """
     config = config if config is not None else Config()
     found = discover([str(p) for p in paths], config, force_exclude=force_exclude)
     files = list(found.files)
     cache = Cache.for_config(config, Path(cache_dir)) if cache_dir is not None else None
-    known = cache.lookup(files) if cache is not None else None
+    known = cache.lookup(files) if cache is not None else [None] * len(files)
     extra: list[str] = []
-    complete = True
+    others: list[str] = []
     if whole_project and files:
-        extra, extra_known, complete = _project_files(files, config, cache)
-        if known is not None and extra_known is not None:
-            known += extra_known
-    everything = [*files, *extra]
-    if cache is not None and known is not None and None not in known:
+        project = _project_files(files, config)
+        extra_known = cache.lookup(project) if cache is not None else [None] * len(project)
+        if None in extra_known:
+            # Not all known: the others join only where the given files' calls lead.
+            pairs = list(zip(project, extra_known, strict=True))
+            others = [path for path, hit in pairs if hit is None]
+            extra = [path for path, hit in pairs if hit is not None]
+            extra_known = [hit for _, hit in pairs if hit is not None]
+        else:
+            extra = project
+        known += extra_known
+    if cache is not None and None not in known:
         results = [result for result in known if result is not None]
         key = cache.project_key(results)
         made = cache.get_project(key) if key is not None else None
         if made is not None:
             add_project_findings(results, made)
-            return _merged(results[: len(files)], found.missing, complete)
+            return _merged(results[: len(files)], found.missing, complete=not others)
     from ranklint.engine import Linter
 
-    results = lint_files(everything, config, jobs=jobs, cache=cache, known=known)
+    results = lint_files([*files, *extra], config, jobs=jobs, cache=cache, known=known)
+    complete = not others
+    if others:
+        called = _called_files(files, others, results, config, jobs=jobs, cache=cache)
+        results += called
+        complete = len(called) == len(others)
     Linter(config).project_phase(results, cache=cache)
-    return _merged(results[: len(files)], found.missing, complete)
+    return _merged(results[: len(files)], found.missing, complete=complete)
 
 
-def _project_files(
-    files: Sequence[str], config: Config, cache: Cache | None
-) -> tuple[list[str], list[FileResult | None] | None, bool]:
-    """The other files of the project of ``files`` that join their run.
-
-    Every project file the cache knows as it is on disk (its facts cost no
-    parse), and the ones ``files`` import, directly or not (parsed when the
-    cache does not know them): the findings in ``files`` depend on nothing
-    else, except through their callers. Also: the cache's answer for each,
-    and whether every project file is in.
-    """
+def _project_files(files: Sequence[str], config: Config) -> list[str]:
+    """The other files of the project of ``files``, spelled for call chains."""
     root = project_root(files, config)
     if root is None:
-        return [], [], True
+        return []
     given = {os.path.abspath(path) for path in files}
     # Spelled like the user's paths (relative to the working directory)
     # where possible: these paths appear in call chains.
@@ -140,20 +142,47 @@ def _project_files(
     # Not mutated: the root is a folder, whose excluded files are skipped
     # whether or not exclusion is forced.
     everything = discover([spelled], config, force_exclude=True).files  # pragma: no mutate
-    extra = [path for path in everything if os.path.abspath(path) not in given]
-    known = cache.lookup(extra) if cache is not None else [None] * len(extra)
-    if None not in known:
-        return extra, known, True
-    needed = set(import_closure(files, extra))
-    kept = [
-        (path, hit)
-        for path, hit in zip(extra, known, strict=True)
-        if hit is not None or path in needed
-    ]
-    return [path for path, _ in kept], [hit for _, hit in kept], len(kept) == len(extra)
+    return [path for path in everything if os.path.abspath(path) not in given]
 
 
-def _merged(results: Sequence[FileResult], missing: Sequence[str], complete: bool) -> LintResult:
+def _called_files(
+    files: Sequence[str],
+    others: Sequence[str],
+    results: Sequence[FileResult],
+    config: Config,
+    *,
+    jobs: int | None,
+    cache: Cache | None,
+) -> list[FileResult]:
+    """Lint, round by round, the ``others`` that the calls of ``files`` lead into.
+
+    Each round follows the calls from ``files`` through the files linted so
+    far and lints the project files their lookups may mean; it ends when no
+    lookup leads into a file not linted yet.
+    """
+    from ranklint.analysis.dependencies import ModuleMap
+    from ranklint.analysis.reach import files_to_load
+
+    modules = ModuleMap([*(result.path for result in results), *others])
+    given = set(files)
+    added: list[FileResult] = []
+    remaining = list(others)
+    while remaining:
+        summaries = [
+            summary
+            for result in (*results, *added)
+            if (summary := result.module_summary()) is not None
+        ]
+        wanted = files_to_load(summaries, given, modules)
+        batch = [path for path in remaining if path in wanted]
+        if not batch:
+            break
+        added += lint_files(batch, config, jobs=jobs, cache=cache)
+        remaining = [path for path in remaining if path not in wanted]
+    return added
+
+
+def _merged(results: Sequence[FileResult], missing: Sequence[str], *, complete: bool) -> LintResult:
     """The run's result; without every project file in the run, checks that need
     them all (``Rule.whole_project``) report nothing rather than guess."""
     if not complete:
