@@ -1028,3 +1028,47 @@ def test_crash_of_a_visitor_without_a_name_is_reported_under_its_class_name() ->
     assert [(e.path, e.where, e.message) for e in walker.errors] == [
         ("k.py", "_CrashingVisitor", "ValueError: kaboom")
     ]
+
+
+# -- placing call sites in worker processes -------------------------------------------
+
+
+def _many_chains(root: Path, count: int) -> None:
+    write(root / "pyproject.toml", "[project]\nname = 'demo'\n")
+    write(root / "pkg" / "__init__.py", "")
+    for index in range(count):
+        padding = "x = 1\n    " * index  # moves the barrier down a line per file
+        write(
+            root / "pkg" / f"helper{index}.py",
+            f"import torch.distributed as dist\n\n\ndef sync{index}():\n"
+            f"    {padding}dist.barrier()\n",
+        )
+        write(
+            root / "pkg" / f"caller{index}.py",
+            f"import torch.distributed as dist\nfrom pkg.helper{index} import sync{index}\n\n\n"
+            f"def step():\n    if dist.get_rank() == 0:\n        sync{index}()\n",
+        )
+
+
+def test_call_sites_of_many_files_are_placed_in_workers_with_the_positions_of_a_serial_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _many_chains(tmp_path, 10)
+    config = Config(root=tmp_path)
+    serial = lint_paths([tmp_path], config, jobs=1)
+    pools: list[int] = []
+    real = engine_module.ProcessPoolExecutor
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        pools.append(kwargs["max_workers"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine_module, "ProcessPoolExecutor", counting)
+    monkeypatch.setattr(engine_module, "_MIN_FILES_FOR_POOL", 100)  # the walks only
+
+    parallel = lint_paths([tmp_path], config, jobs=2)
+
+    assert pools == [2]  # the 20 files linted in this process, the 20 walks in 2 workers
+    assert [f.code for f in serial.findings] == ["RNK102"] * 10
+    assert parallel.findings == serial.findings
+    assert "helper9.py:14" in parallel.findings[-1].message

@@ -125,7 +125,7 @@ def lint_paths(
         called = _called_files(files, others, results, config, jobs=jobs, cache=cache)
         results += called
         complete = len(called) == len(others)
-    Linter(config).project_phase(results, cache=cache)
+    Linter(config).project_phase(results, cache=cache, jobs=jobs)
     return _merged(results[: len(files)], found.missing, complete=complete)
 
 

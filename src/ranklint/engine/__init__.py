@@ -38,6 +38,8 @@ logger = logging.getLogger(__name__)
 
 # Below this many files a process pool costs more than it saves.
 _MIN_FILES_FOR_POOL = 8
+# Walks that place call sites parse a file each, as linting does.
+_MIN_WALKS_FOR_POOL = 8
 
 
 class Linter:
@@ -189,6 +191,7 @@ class Linter:
         results: Sequence[FileResult],
         sources: dict[str, str | bytes] | None = None,
         cache: Cache | None = None,
+        jobs: int | None = 1,
     ) -> None:
         """Add the findings that need every file's facts (call graph) to ``results``.
 
@@ -200,14 +203,15 @@ class Linter:
         With ``cache``, when every result came through it, the phase's findings
         are stored under the key of all the files' keys; a run over the same
         files with the same bytes takes them from there, unpacks no summary and
-        builds no call graph.
+        builds no call graph. ``jobs``: processes for the walks that place call
+        sites whose positions are not known yet (one file each).
         """
         if not self._project_rules:
             return
         key = cache.project_key(results) if cache is not None and not sources else None
         made = cache.get_project(key) if cache is not None and key is not None else None
         if made is None:
-            made = self._project_findings(results, sources or {}, cache)
+            made = self._project_findings(results, sources or {}, cache, jobs)
             if cache is not None and key is not None:
                 cache.put_project(key, made)
         add_project_findings(results, made)
@@ -217,6 +221,7 @@ class Linter:
         results: Sequence[FileResult],
         sources: dict[str, str | bytes],
         cache: Cache | None,
+        jobs: int | None,
     ) -> dict[str, list[Finding]]:
         """The project phase's findings by path (see :meth:`project_phase`)."""
         summaries = [
@@ -240,10 +245,7 @@ class Linter:
             for hop in finding.chain:
                 wanted.setdefault(hop.path, set()).add(hop.site)
         by_path = {result.path: result for result in results}
-        located = {
-            path: self._located(path, sites, sources.get(path), by_path.get(path), cache)
-            for path, sites in wanted.items()
-        }
+        located = self._all_located(wanted, sources, by_path, cache, jobs)
         suppressions = {
             path: parse_suppressions(place.text) if place.text is not None else NO_SUPPRESSIONS
             for path, place in located.items()
@@ -259,35 +261,63 @@ class Linter:
             made.setdefault(finding.path, []).append(finished)
         return made
 
-    def _located(
+    def _all_located(
         self,
-        path: str,
-        sites: set[Site],
-        source: str | bytes | None,
-        result: FileResult | None,
+        wanted: dict[str, set[Site]],
+        sources: dict[str, str | bytes],
+        by_path: dict[str, FileResult],
         cache: Cache | None,
-    ) -> Located:
-        """Positions of ``sites`` in ``path``: from earlier runs when known, else by a walk."""
-        known = result.located if result is not None else {}
-        if source is None:
-            try:
-                with open(path, "rb") as handle:
-                    source = handle.read()
-            except OSError:
-                logger.warning("%s vanished during the run; findings skipped", path)
-                return Located(None, {})
-        if sites <= known.keys():
-            try:
-                text = decode_source(source) if isinstance(source, bytes) else source
-            except SourceError:
-                return Located(None, {})
-            return Located(text, {site: known[site] for site in sites})
-        located = self._locate(path, sites, source)
-        if result is not None and located.sites:
-            result.located.update(located.sites)
-            if cache is not None and isinstance(source, bytes):
-                cache.put(path, source, result)
-        return located
+        jobs: int | None,
+    ) -> dict[str, Located]:
+        """Positions of the ``wanted`` sites of each file: from earlier runs when
+        known, else by a walk of the file (in ``jobs`` processes when several
+        files need one)."""
+        located: dict[str, Located] = {}
+        walks: list[tuple[str, set[Site], str | bytes]] = []
+        for path, sites in wanted.items():
+            source = sources.get(path)
+            if source is None:
+                try:
+                    with open(path, "rb") as handle:
+                        source = handle.read()
+                except OSError:
+                    logger.warning("%s vanished during the run; findings skipped", path)
+                    located[path] = Located(None, {})
+                    continue
+            result = by_path.get(path)
+            known = result.located if result is not None else {}
+            if sites <= known.keys():
+                try:
+                    text = decode_source(source) if isinstance(source, bytes) else source
+                except SourceError:
+                    located[path] = Located(None, {})
+                    continue
+                located[path] = Located(text, {site: known[site] for site in sites})
+            else:
+                walks.append((path, sites, source))
+        for (path, _, source), place in zip(walks, self._walks(walks, jobs), strict=True):
+            located[path] = place
+            result = by_path.get(path)
+            if result is not None and place.sites:
+                result.located.update(place.sites)
+                if cache is not None and isinstance(source, bytes):
+                    cache.put(path, source, result)
+        return {path: located[path] for path in wanted}
+
+    def _walks(
+        self, walks: Sequence[tuple[str, set[Site], str | bytes]], jobs: int | None
+    ) -> list[Located]:
+        """:meth:`_locate` for each of ``walks``, in worker processes when several."""
+        workers = min(_workers(jobs), len(walks))
+        if workers <= 1 or len(walks) < _MIN_WALKS_FOR_POOL:
+            return [self._locate(path, sites, source) for path, sites, source in walks]
+        with ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=_pool_context(),
+            initializer=_init_worker,
+            initargs=(self.config, None),
+        ) as pool:
+            return list(pool.map(_locate_in_worker, walks))
 
     def _locate(self, path: str, sites: set[Site], source: str | bytes) -> Located:
         return run_with_large_stack(self._locate_in_thread, path, sites, source)
@@ -369,6 +399,16 @@ def _lint_in_worker(path: str) -> FileResult:
     return _worker_linter.lint_file_cached(path, _worker_cache)
 
 
+def _locate_in_worker(walk: tuple[str, set[Site], str | bytes]) -> Located:
+    assert _worker_linter is not None, "worker not initialised"
+    return _worker_linter._locate(*walk)
+
+
+def _workers(jobs: int | None) -> int:
+    """Processes for ``jobs`` (``None`` or 0: one per CPU)."""
+    return jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
+
+
 def _pool_context() -> multiprocessing.context.BaseContext:
     """``fork`` (fastest) only where it is safe: Linux, and no other thread alive."""
     methods = multiprocessing.get_all_start_methods()
@@ -419,8 +459,7 @@ def lint_files(
             if results[index] is None and len(read) < _MIN_FILES_FOR_POOL:  # pragma: no mutate
                 read[index] = data  # pragma: no mutate (a miss without bytes reads its file)
     misses = [index for index, result in enumerate(results) if result is None]
-    workers = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
-    workers = min(workers, len(misses))
+    workers = min(_workers(jobs), len(misses))
     if workers <= 1 or len(misses) < _MIN_FILES_FOR_POOL:
         for index in misses:
             results[index] = linter.lint_file_cached(files[index], cache, read.get(index))
