@@ -248,6 +248,25 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_rule_examples.py",
         ),
     ),
+    # The speed issue's second round: what a run over some files loads, the
+    # project phase's cache entry, the warm path, the placing of call sites.
+    "partial": (
+        (
+            "analysis/dependencies.py",
+            "analysis/reach.py",
+            "cache.py",
+            "api.py",
+            "results.py",
+        ),
+        (
+            "tests/test_one_file_runs.py",
+            "tests/test_cache.py",
+            "tests/test_api.py",
+            "tests/test_engine_paths.py",
+            "tests/test_project.py",
+            "tests/test_hot_path.py",
+        ),
+    ),
     # The rule modules the default-set precision work changed (a subset of "rules").
     "conventions": (
         ("rules/imports/*", "rules/portability/*", "rules/testsuite/*"),
