@@ -258,3 +258,22 @@ def test_cold_run_does_not_parse_what_the_given_file_imports_but_never_calls(
     _one_file(str(root / "pkg" / "train.py"), Config(root=root))
 
     assert parses == ["# train"]
+
+
+@pytest.mark.parametrize(("base", "expected"), [("nn.Module", [(8, "RNK201")]), ("object", [])])
+def test_cold_run_reads_the_base_class_in_another_file_that_makes_forward_hot(
+    tmp_path: Path, parses: list[str], base: str, expected: list[tuple[int, str]]
+) -> None:
+    write(tmp_path / "pyproject.toml", "[project]\nname = 'demo'\n")
+    write(tmp_path / "pkg" / "__init__.py", "")
+    write(tmp_path / "pkg" / "base.py", f"# base\nfrom torch import nn\n\n\nclass Base({base}):\n"
+          "    pass\n")  # fmt: skip
+    write(tmp_path / "pkg" / "model.py", "# model\nimport torch\nfrom pkg.base import Base\n\n\n"
+          "class Model(Base):\n    def forward(self, x):\n        if x.sum().item() > 0:\n"
+          "            return x\n        return -x\n")  # fmt: skip
+    config = Config(root=tmp_path, select=("RNK201",))
+
+    found = _one_file(str(tmp_path / "pkg" / "model.py"), config)
+
+    assert [(line, code) for line, _, code, _ in found] == expected
+    assert sorted(set(parses)) == ["# base", "# model"]

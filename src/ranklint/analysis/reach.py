@@ -2,8 +2,8 @@
 
 A finding located in a file depends on that file's facts and on the facts of
 every project function its code reaches through calls: the callees, their
-callees, the helpers a rank test or a returned value goes through, the base
-classes of its classes. :func:`files_to_load` follows those calls from the
+callees (a rank test's helper or a returned value's is called there too), the
+base classes of its classes. :func:`files_to_load` follows those calls from the
 given files through the call graph of the files loaded so far, records every
 dotted name the call graph looks up on the way (the lookups go through
 ``ProjectIndex._splits``), and answers the project files those names may mean
@@ -19,14 +19,11 @@ project.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Collection, Iterable, Iterator, Sequence
 
-from ranklint.analysis.callgraph import FunctionRef, ProjectIndex
+from ranklint.analysis.callgraph import FunctionRef, ProjectIndex, call_events
 from ranklint.analysis.dependencies import ModuleMap
-from ranklint.analysis.events import CallEvent, FunctionSummary, ModuleSummary
-from ranklint.analysis.rank import element_target
-from ranklint.analysis.taint import Taint
+from ranklint.analysis.events import ModuleSummary
 
 
 class _RecordingIndex(ProjectIndex):
@@ -59,7 +56,7 @@ def files_to_load(
         if ref.key in seen:
             continue
         seen.add(ref.key)
-        for target in sorted(_targets(ref.function)):
+        for target in sorted({event.target for event in call_events(ref.function.events)}):
             callee = index.resolve(target, ref.module, ref.function)
             if callee is not None:
                 work.append(callee)
@@ -74,23 +71,3 @@ def files_to_load(
         for path in modules.files_for(name, whole=False)
         if path not in loaded
     }
-
-
-def _targets(function: FunctionSummary) -> set[str]:
-    """Every call target in a function's facts: its project calls, and the calls
-    its rank values go through (``Taint.via``), wherever the facts keep them."""
-    found: set[str] = set()
-    stack: list[object] = [function]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, CallEvent):
-            found.add(value.target)
-        if isinstance(value, Taint):
-            found.update(element_target(raw)[0] for raw in value.via)
-        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-            stack.extend(getattr(value, field.name) for field in dataclasses.fields(value))
-        elif isinstance(value, (list, tuple, frozenset, set)):
-            stack.extend(value)
-        elif isinstance(value, dict):
-            stack.extend(value.values())
-    return found
