@@ -88,8 +88,10 @@ def build_corpus(full: bool) -> tuple[Path, list[Path]]:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(source, target)
         shutil.copytree(REPO / "fixtures", corpus / "fixtures")
-        # A project root (for the project index) without ranklint configuration.
-        (corpus / "pyproject.toml").write_text("[project]\nname = 'bench-corpus'\n")
+    # The corpus is a project of its own, with an empty ranklint table: without
+    # one, ranklint would find this repository's `[tool.ranklint]` above it and
+    # take this repository as the project (its own files joining the index).
+    (corpus / "pyproject.toml").write_text("[project]\nname = 'bench-corpus'\n\n[tool.ranklint]\n")
     files = sorted(corpus.rglob("*.py"))
     return corpus, files
 
@@ -223,6 +225,8 @@ def main() -> int:
                     touch = f"\n# touched {round_index} {name}\n"
                     touched.write_bytes(original + touch.encode())
                 result = measure(command, corpus)
+                # Put it back, so that the next warm rows are warm.
+                touched.write_bytes(original)
                 row = rows[name]
                 row.seconds.append(float(result["seconds"]))  # type: ignore[arg-type]
                 row.peak_kib = max(row.peak_kib, int(result["peak_kib"]))  # type: ignore[call-overload]
