@@ -277,3 +277,86 @@ def test_cold_run_reads_the_base_class_in_another_file_that_makes_forward_hot(
 
     assert [(line, code) for line, _, code, _ in found] == expected
     assert sorted(set(parses)) == ["# base", "# model"]
+
+
+def test_exact_module_match_stops_the_lookup_before_shorter_prefixes(tmp_path: Path) -> None:
+    # `proj.utils` names `src/proj/utils.py` exactly; `other/utils.py` (module
+    # `utils`) may mean it too; `proj` itself is not looked at.
+    modules = _modules(tmp_path, "src/proj/__init__.py", "src/proj/utils.py", "other/utils.py")
+
+    assert _relative(tmp_path, modules.files_for("proj.utils.save")) == {
+        "src/proj/utils.py",
+        "other/utils.py",
+    }
+
+
+def test_only_match_under_another_root_stops_the_lookup(tmp_path: Path) -> None:
+    # `pkg.helpers` may only mean `lib/pkg/helpers.py`, named `lib.pkg.helpers`
+    # from its longer root; `pkg/__init__.py` (module `pkg`) is not looked at.
+    modules = _modules(
+        tmp_path, "lib/__init__.py", "lib/pkg/__init__.py", "lib/pkg/helpers.py", "pkg/__init__.py"
+    )
+
+    assert _relative(tmp_path, modules.files_for("pkg.helpers.f")) == {"lib/pkg/helpers.py"}
+
+
+def test_cold_run_loads_the_package_that_defines_a_called_name_and_not_the_module_named_alike(
+    tmp_path: Path, parses: list[str]
+) -> None:
+    root = _package(tmp_path)
+    write(root / "pkg" / "__init__.py", "# init\n\n\ndef helper():\n    pass\n")
+    write(root / "pkg" / "helper.py", "# helper module\n")
+    write(root / "pkg" / "train.py", "# train\nimport pkg\n\n\ndef train():\n    pkg.helper()\n")
+
+    _one_file(str(root / "pkg" / "train.py"), Config(root=root))
+
+    assert sorted(set(parses)) == ["# init", "# train"]
+
+
+def test_cold_run_follows_calls_through_a_cycle_and_past_it(
+    tmp_path: Path, parses: list[str]
+) -> None:
+    root = _package(tmp_path)
+    write(root / "pkg" / "a.py", "# a\nfrom pkg import b\n\n\ndef ping():\n    b.pong()\n")
+    write(root / "pkg" / "b.py", "# b\nfrom pkg import a\n\n\ndef pong():\n    a.ping()\n")
+    write(root / "pkg" / "train.py", "# train\nfrom pkg import a\nfrom pkg.ckpt import save\n\n\n"
+          "def train(state):\n    a.ping()\n    a.ping()\n    save(state)\n")  # fmt: skip
+
+    _one_file(str(root / "pkg" / "train.py"), Config(root=root))
+
+    assert sorted(set(parses)) == ["# a", "# b", "# ckpt", "# train"]
+
+
+def test_cold_run_reads_a_base_class_imported_relatively(tmp_path: Path, parses: list[str]) -> None:
+    write(tmp_path / "pyproject.toml", "[project]\nname = 'demo'\n")
+    write(tmp_path / "pkg" / "__init__.py", "")
+    write(tmp_path / "pkg" / "base.py", "# base\nfrom torch import nn\n\n\nclass Base(nn.Module):\n"
+          "    pass\n")  # fmt: skip
+    write(tmp_path / "pkg" / "model.py", "# model\nfrom .base import Base\n\n\n"
+          "class Model(Base):\n    def forward(self, x):\n        return x.item()\n")  # fmt: skip
+
+    found = _one_file(str(tmp_path / "pkg" / "model.py"), Config(root=tmp_path, select=("RNK201",)))
+
+    assert [(line, code) for line, _, code, _ in found] == [(7, "RNK201")]
+    assert sorted(set(parses)) == ["# base", "# model"]
+
+
+def test_cold_run_goes_on_with_the_other_functions_after_meeting_a_cycle(
+    tmp_path: Path, parses: list[str]
+) -> None:
+    # `second` reaches the cycle a <-> b first; `first` still leads, through c,
+    # into d, whose barrier makes the call under the rank test a finding.
+    root = _package(tmp_path)
+    write(root / "pkg" / "a.py", "# a\nfrom pkg import b\n\n\ndef ping():\n    b.pong()\n")
+    write(root / "pkg" / "b.py", "# b\nfrom pkg import a\n\n\ndef pong():\n    a.ping()\n")
+    write(root / "pkg" / "c.py", "# c\nfrom pkg import d\n\n\ndef deep():\n    d.deeper()\n")
+    write(root / "pkg" / "d.py", "# d\nimport torch.distributed as dist\n\n\n"
+          "def deeper():\n    dist.barrier()\n")  # fmt: skip
+    write(root / "pkg" / "train.py", "# train\nfrom pkg import a, b, c\n"
+          "from pkg.ranks import is_main\n\n\ndef first():\n    if is_main():\n"
+          "        c.deep()\n\n\ndef second():\n    a.ping()\n    b.pong()\n")  # fmt: skip
+
+    found = _one_file(str(root / "pkg" / "train.py"), Config(root=root))
+
+    assert [(line, code) for line, _, code, _ in found] == [(8, "RNK102")]
+    assert sorted(set(parses)) == ["# a", "# b", "# c", "# d", "# ranks", "# train"]

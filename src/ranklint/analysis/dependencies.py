@@ -21,8 +21,6 @@ def module_name(path: str) -> str:
     directory = file.parent
     while (directory / "__init__.py").is_file() and directory.name:
         parts.append(directory.name)
-        if directory.parent == directory:
-            break
         directory = directory.parent
     return ".".join(reversed(parts)) or file.stem
 
@@ -31,12 +29,11 @@ class ModuleMap:
     """The project's files by dotted module name, matched as the call graph matches."""
 
     def __init__(self, paths: Iterable[str]) -> None:
-        self.names: dict[str, str] = {}  # path -> module name
+        # The last part of each module name -> (module name, path).
         self._by_last: dict[str, list[tuple[str, str]]] = {}
         for path in paths:
             name = module_name(path)
-            self.names[path] = name
-            self._by_last.setdefault(name.rsplit(".", 1)[-1], []).append((name, path))
+            self._by_last.setdefault(name.rpartition(".")[2], []).append((name, path))
 
     def files_for(self, dotted: str, *, whole: bool = True) -> set[str]:
         """The files a dotted name may lead into, as the call graph looks a name up.
@@ -53,15 +50,13 @@ class ModuleMap:
         parts = dotted.split(".")
         for end in range(len(parts) if whole else len(parts) - 1, 0, -1):
             prefix = ".".join(parts[:end])
-            exact = False
-            candidates: list[str] = []
-            for name, path in self._by_last.get(parts[end - 1], ()):
-                if name == prefix:
-                    exact = True
-                    candidates.append(path)
-                elif name.endswith("." + prefix) or prefix.endswith("." + name):
-                    candidates.append(path)
+            named = self._by_last.get(parts[end - 1], [])
+            candidates = [
+                path
+                for name, path in named
+                if name == prefix or name.endswith("." + prefix) or prefix.endswith("." + name)
+            ]
             found.update(candidates)
-            if exact or len(candidates) == 1:
+            if len(candidates) == 1 or any(name == prefix for name, _ in named):
                 break
         return found
