@@ -360,3 +360,77 @@ def test_cold_run_goes_on_with_the_other_functions_after_meeting_a_cycle(
 
     assert [(line, code) for line, _, code, _ in found] == [(8, "RNK102")]
     assert sorted(set(parses)) == ["# a", "# b", "# c", "# d", "# ranks", "# train"]
+
+
+# -- checks that need every file, and the cache ----------------------------------------
+
+_MESH = (
+    "# mesh\nfrom torch.distributed.device_mesh import init_device_mesh\n\n\n"
+    "def build(world_size):\n"
+    '    return init_device_mesh("cuda", (world_size // 2, 2), mesh_dim_names=("dp", "tp"))\n'
+)
+_USES = (
+    "# uses\nfrom torch.distributed.device_mesh import init_device_mesh\n\n\n"
+    "def groups(mesh):\n"
+    '    local = init_device_mesh("cuda", (2,), mesh_dim_names=("dp",))\n'
+    '    return mesh["tp"], mesh["dp_shrd"], local\n'
+)
+
+
+def _mesh_project(root: Path) -> Config:
+    write(root / "pyproject.toml", "[project]\nname = 'demo'\n")
+    write(root / "pkg" / "__init__.py", "")
+    write(root / "pkg" / "mesh.py", _MESH)
+    write(root / "pkg" / "uses.py", _USES)
+    return Config(root=root, select=("RNK507",))
+
+
+def test_whole_run_reports_a_mesh_dimension_no_file_declares(tmp_path: Path) -> None:
+    config = _mesh_project(tmp_path)
+
+    found = _by_file(tmp_path, config)
+
+    assert [(line, code) for line, _, code, _ in found[str(tmp_path / "pkg" / "uses.py")]] == [
+        (7, "RNK507")
+    ]
+
+
+def test_one_file_run_without_every_file_reports_nothing_for_mesh_dimensions(
+    tmp_path: Path,
+) -> None:
+    # mesh.py is not called from uses.py, so the run does not see it: "tp"
+    # would look undeclared; so "dp_shrd" is not judged either.
+    config = _mesh_project(tmp_path)
+
+    assert _one_file(str(tmp_path / "pkg" / "uses.py"), config) == []
+
+
+def test_one_file_run_with_every_file_known_reports_mesh_dimensions_like_a_whole_run(
+    tmp_path: Path,
+) -> None:
+    config = _mesh_project(tmp_path)
+    cache = tmp_path / ".cache"
+    lint_paths([tmp_path], config, jobs=1, cache_dir=cache)
+
+    result = lint_paths(
+        [tmp_path / "pkg" / "uses.py"], config, jobs=1, cache_dir=cache, whole_project=True
+    )
+
+    assert [(f.line, f.code, f.col) for f in result.findings] == [(7, "RNK507", 24)]  # dp_shrd
+
+
+def test_files_a_cold_one_file_run_parsed_are_cached_for_the_next_run(
+    tmp_path: Path, parses: list[str]
+) -> None:
+    root = _package(tmp_path)
+    config = Config(root=root)
+    cache = tmp_path / ".cache"
+    given = [root / "pkg" / "train.py"]
+    first = lint_paths(given, config, jobs=1, cache_dir=cache, whole_project=True)
+    parses.clear()
+
+    again = lint_paths(given, config, jobs=1, cache_dir=cache, whole_project=True)
+
+    assert [(f.line, f.code) for f in again.findings] == [(8, "RNK102")]
+    assert again.findings == first.findings
+    assert parses == []

