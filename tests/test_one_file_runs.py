@@ -434,3 +434,53 @@ def test_files_a_cold_one_file_run_parsed_are_cached_for_the_next_run(
     assert [(f.line, f.code) for f in again.findings] == [(8, "RNK102")]
     assert again.findings == first.findings
     assert parses == []
+
+
+def test_warm_run_of_unchanged_files_runs_neither_the_engine_nor_the_project_phase(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = _mesh_project(tmp_path)
+    cache = tmp_path / ".cache"
+    cold = lint_paths([tmp_path], config, jobs=1, cache_dir=cache)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a warm run reached the engine")
+
+    monkeypatch.setattr(engine_module, "lint_files", refuse)
+    monkeypatch.setattr(engine_module.Linter, "project_phase", refuse)
+    warm = lint_paths([tmp_path], config, jobs=1, cache_dir=cache)
+
+    assert warm.findings == cold.findings
+    assert [(Path(f.path).name, f.line) for f in warm.findings] == [("uses.py", 7)]
+
+
+def test_one_file_run_whose_calls_reach_every_file_reports_mesh_dimensions(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path / "pyproject.toml", "[project]\nname = 'demo'\n")
+    write(tmp_path / "mesh.py", _MESH)
+    write(tmp_path / "uses.py", _USES.replace("# uses\n", "# uses\nimport mesh\n")
+          + "\n\ndef main():\n    groups(mesh.build(8))\n")  # fmt: skip
+
+    found = _one_file(str(tmp_path / "uses.py"), Config(root=tmp_path, select=("RNK507",)))
+
+    assert [(line, code) for line, _, code, _ in found] == [(8, "RNK507")]
+
+
+def test_one_file_run_with_a_changed_file_it_never_calls_parses_only_itself(
+    tmp_path: Path, parses: list[str]
+) -> None:
+    root = _package(tmp_path)
+    config = Config(root=root)
+    cache = tmp_path / ".cache"
+    lint_paths([root], config, jobs=1, cache_dir=cache)
+    write(root / "pkg" / "other3.py", "# other3, edited\nx = 33\n")
+    write(root / "pkg" / "train.py", (root / "pkg" / "train.py").read_text() + "# edited\n")
+    parses.clear()
+
+    result = lint_paths(
+        [root / "pkg" / "train.py"], config, jobs=1, cache_dir=cache, whole_project=True
+    )
+
+    assert [(f.line, f.code) for f in result.findings] == [(8, "RNK102")]
+    assert parses == ["# train", "# train"]  # its walk, then placing its call site
