@@ -168,7 +168,10 @@ class Cache:
             summary = result.module_summary()
             # The summary is pickled on its own, so that a warm run unpickles it
             # only when its project phase runs.
-            packed = None if summary is None else pickle.dumps(summary, protocol=protocol)
+            # Not mutated: `None` pickles to `None`, and any protocol round-trips.
+            packed = (
+                None if summary is None else pickle.dumps(summary, protocol=protocol)
+            )  # pragma: no mutate
             bare = dataclasses.replace(result, summary=None)
             blob = pickle.dumps((key, (bare, packed)), protocol=protocol)  # pragma: no mutate
         except Exception as exc:  # e.g. unpicklable: skip this entry only
