@@ -168,10 +168,9 @@ class Cache:
             summary = result.module_summary()
             # The summary is pickled on its own, so that a warm run unpickles it
             # only when its project phase runs.
-            # Not mutated: `None` pickles to `None`, and any protocol round-trips.
-            packed = (
-                None if summary is None else pickle.dumps(summary, protocol=protocol)
-            )  # pragma: no mutate
+            packed = None
+            if summary is not None:  # pragma: no mutate (`None` pickles to `None`)
+                packed = pickle.dumps(summary, protocol=protocol)  # pragma: no mutate
             bare = dataclasses.replace(result, summary=None)
             blob = pickle.dumps((key, (bare, packed)), protocol=protocol)  # pragma: no mutate
         except Exception as exc:  # e.g. unpicklable: skip this entry only
