@@ -133,14 +133,17 @@ def test_cold_run_over_one_file_parses_only_it_and_what_its_calls_lead_into(
     assert sorted(set(parses)) == ["# ckpt", "# ranks", "# train"]
 
 
-def test_run_over_one_file_takes_the_other_files_from_a_warm_cache(
-    tmp_path: Path, parses: list[str]
+@pytest.mark.parametrize("uncalled_change", [False, True], ids=["alone", "with-uncalled-change"])
+def test_run_over_one_changed_file_parses_only_it_and_takes_the_rest_from_a_warm_cache(
+    tmp_path: Path, parses: list[str], uncalled_change: bool
 ) -> None:
     root = _package(tmp_path)
     config = Config(root=root)
     cache = tmp_path / "cache"
     lint_paths([root], config, jobs=1, cache_dir=cache)
     write(root / "pkg" / "train.py", (root / "pkg" / "train.py").read_text() + "# edited\n")
+    if uncalled_change:  # a file train.py never calls changed too: it stays unparsed
+        write(root / "pkg" / "other3.py", "# other3, edited\nx = 33\n")
     parses.clear()
 
     result = lint_paths(
@@ -465,22 +468,3 @@ def test_one_file_run_whose_calls_reach_every_file_reports_mesh_dimensions(
     found = _one_file(str(tmp_path / "uses.py"), Config(root=tmp_path, select=("RNK507",)))
 
     assert [(line, code) for line, _, code, _ in found] == [(8, "RNK507")]
-
-
-def test_one_file_run_with_a_changed_file_it_never_calls_parses_only_itself(
-    tmp_path: Path, parses: list[str]
-) -> None:
-    root = _package(tmp_path)
-    config = Config(root=root)
-    cache = tmp_path / ".cache"
-    lint_paths([root], config, jobs=1, cache_dir=cache)
-    write(root / "pkg" / "other3.py", "# other3, edited\nx = 33\n")
-    write(root / "pkg" / "train.py", (root / "pkg" / "train.py").read_text() + "# edited\n")
-    parses.clear()
-
-    result = lint_paths(
-        [root / "pkg" / "train.py"], config, jobs=1, cache_dir=cache, whole_project=True
-    )
-
-    assert [(f.line, f.code) for f in result.findings] == [(8, "RNK102")]
-    assert parses == ["# train", "# train"]  # its walk, then placing its call site
