@@ -864,3 +864,46 @@ def test_a_function_s_tensor_names_are_forgotten_after_it() -> None:
     )
 
     assert lint(source) == []
+
+
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        # reads of the host copy `.cpu()` made: only the copy costs
+        ("v = x.cpu().numpy()", ["x.cpu()"]),
+        ("v = x.cpu().item()", ["x.cpu()"]),
+        ("v = x.cpu().data.numpy()", ["x.cpu()"]),
+        ("v = x.cpu().T.tolist()", ["x.cpu()"]),
+        ("v = x.cpu().mT.tolist()", ["x.cpu()"]),
+        ("v = x.cpu()[0].item()", ["x.cpu()"]),
+        ("v = x.cpu().to(torch.float32).item()", ["x.cpu()"]),
+        ("v = x.cpu().float().item()", ["x.cpu()"]),
+        ("v = x.to('cpu').item()", ["x.to('cpu')"]),
+        # moved back to the device first, or not a view of the copy: a second cost
+        ("v = x.cpu().cuda().item()", ["x.cpu().cuda().item()", "x.cpu()"]),
+        ("v = x.cpu().to('cuda').item()", ["x.cpu().to('cuda').item()", "x.cpu()"]),
+        ("v = x.cpu().t.item()", ["x.cpu().t.item()", "x.cpu()"]),
+        ("v = x.cpu()(n).item()", ["x.cpu()(n).item()", "x.cpu()"]),
+        ("v = x.data.item()", ["x.data.item()"]),
+        # a copy with arguments is not recognised as one; its reads cost
+        ("v = x.numpy()[0].item()", ["x.numpy()"]),
+        ("v = x.numpy(force=True).item()", ["x.numpy(force=True).item()"]),
+        # the chain back to the copy is followed 24 links deep
+        ("v = x.cpu()" + ".data" * 22 + ".item()", ["x.cpu()"]),
+    ],
+)
+def test_a_read_of_a_value_already_copied_to_the_host_costs_nothing_more(
+    statement: str, expected: list[str]
+) -> None:
+    found = costs(statement, params="x: torch.Tensor, n, cpu_device")
+
+    assert [text for _, code, text in found if code == "RNK201"] == expected
+
+
+def test_a_read_further_than_24_links_from_a_host_copy_is_taken_for_a_device_read() -> None:
+    found = costs("v = x.cpu()" + ".data" * 24 + ".item()", params="x: torch.Tensor, n")
+
+    texts = [text for _, code, text in found if code == "RNK201"]
+    assert len(texts) == 2
+    assert texts[0].startswith("x.cpu().data.data")  # the read (its text shortened)
+    assert texts[1] == "x.cpu()"
