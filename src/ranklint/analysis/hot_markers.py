@@ -232,7 +232,7 @@ def periodic_arm(test: cst.BaseExpression, depth: int = 0) -> int:
     """
     if depth > 16:
         return 0
-    negated = False
+    negated = False  # pragma: no mutate (`None` reads as `False`)
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         negated, test = not negated, test.expression
     arm = 0
