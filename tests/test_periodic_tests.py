@@ -59,3 +59,28 @@ def test_or_of_periodic_tests_is_periodic_while_every_operand_is_read(
 )
 def test_negations_flip_the_periodic_arm(test: str, expected: int) -> None:
     assert _arm(test) == expected
+
+
+@pytest.mark.parametrize(
+    ("test", "expected"),
+    [
+        # flags that hold on the first step only
+        ("first_step", 1),
+        ("self.first_step", 1),
+        ("is_first_step", 1),
+        ("is_first", 0),  # may name a pipeline stage
+        ("first_step()", 0),  # a call, not a flag
+        ("step", 0),
+        # flags that hold from the second step on
+        ("self._initialized", -1),
+        ("initialized", -1),
+        ("self._warmed_up", -1),
+        ("not self._initialized", 1),
+        ("self.not_initialized", 0),
+        ("self.un_initialized", 0),
+        ("self.uninitialized", 0),
+        ("self._initialized == 0", 0),
+    ],
+)
+def test_once_only_flags_name_the_arm_that_runs_once(test: str, expected: int) -> None:
+    assert _arm(test) == expected

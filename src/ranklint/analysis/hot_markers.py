@@ -344,12 +344,11 @@ def _once_only_flag(test: cst.BaseExpression) -> int:
     """``first_step`` holds on the first step (1); ``self._initialized`` after it (-1)."""
     if isinstance(test, cst.Comparison) or not isinstance(test, (cst.Name, cst.Attribute)):
         return 0
-    name = last_name(test)
-    words = _words(name) if name else set()
+    words = _words(last_name(test) or "")
     # `is_first` alone may name a pipeline stage (`is_first = is_first_stage()`).
     if "first" in words and words <= _FIRST_FLAG_WORDS and words != {"is", "first"}:
         return 1
-    if words & _DONE_FLAG_WORDS and not words & {"not", "un", "uninitialized"}:
+    if words & _DONE_FLAG_WORDS and not words & {"not", "un"}:
         return -1
     return 0
 
