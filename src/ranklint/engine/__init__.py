@@ -441,28 +441,14 @@ def lint_files(
     answer for each file, when the caller has already asked it.
     """
     linter = Linter(config)
-    results: list[FileResult | None] = [None] * len(files)
-    # Bytes already read for the cache check, kept for serial misses (at most
-    # the pool threshold's worth; the pool's workers read their own).
-    read: dict[int, bytes] = {}
-    if known is not None:
-        results = list(known)
-    elif cache is not None:
-        for index, path in enumerate(files):
-            try:
-                with open(path, "rb") as handle:
-                    data = handle.read()
-            except OSError:
-                continue  # pragma: no mutate (lint_file_cached looks the later files up again)
-            results[index] = cache.get(path, data)
-            # Which misses keep their bytes only spares a second read (equivalent mutants).
-            if results[index] is None and len(read) < _MIN_FILES_FOR_POOL:  # pragma: no mutate
-                read[index] = data  # pragma: no mutate (a miss without bytes reads its file)
+    if known is None:
+        known = cache.lookup(files) if cache is not None else [None] * len(files)
+    results = list(known)
     misses = [index for index, result in enumerate(results) if result is None]
     workers = min(_workers(jobs), len(misses))
     if workers <= 1 or len(misses) < _MIN_FILES_FOR_POOL:
         for index in misses:
-            results[index] = linter.lint_file_cached(files[index], cache, read.get(index))
+            results[index] = linter.lint_file_cached(files[index], cache)
     else:
         chunksize = max(1, len(misses) // (workers * 4))  # pragma: no mutate (any size >= 1 works)
         with ProcessPoolExecutor(
