@@ -316,12 +316,17 @@ def test_cold_run_loads_the_package_that_defines_a_called_name_and_not_the_modul
     assert sorted(set(parses)) == ["# init", "# train"]
 
 
+def _cycle(root: Path) -> None:
+    """`pkg.a.ping()` and `pkg.b.pong()` call each other."""
+    write(root / "pkg" / "a.py", "# a\nfrom pkg import b\n\n\ndef ping():\n    b.pong()\n")
+    write(root / "pkg" / "b.py", "# b\nfrom pkg import a\n\n\ndef pong():\n    a.ping()\n")
+
+
 def test_cold_run_follows_calls_through_a_cycle_and_past_it(
     tmp_path: Path, parses: list[str]
 ) -> None:
     root = _package(tmp_path)
-    write(root / "pkg" / "a.py", "# a\nfrom pkg import b\n\n\ndef ping():\n    b.pong()\n")
-    write(root / "pkg" / "b.py", "# b\nfrom pkg import a\n\n\ndef pong():\n    a.ping()\n")
+    _cycle(root)
     write(root / "pkg" / "train.py", "# train\nfrom pkg import a\nfrom pkg.ckpt import save\n\n\n"
           "def train(state):\n    a.ping()\n    a.ping()\n    save(state)\n")  # fmt: skip
 
@@ -350,8 +355,7 @@ def test_cold_run_goes_on_with_the_other_functions_after_meeting_a_cycle(
     # `second` reaches the cycle a <-> b first; `first` still leads, through c,
     # into d, whose barrier makes the call under the rank test a finding.
     root = _package(tmp_path)
-    write(root / "pkg" / "a.py", "# a\nfrom pkg import b\n\n\ndef ping():\n    b.pong()\n")
-    write(root / "pkg" / "b.py", "# b\nfrom pkg import a\n\n\ndef pong():\n    a.ping()\n")
+    _cycle(root)
     write(root / "pkg" / "c.py", "# c\nfrom pkg import d\n\n\ndef deep():\n    d.deeper()\n")
     write(root / "pkg" / "d.py", "# d\nimport torch.distributed as dist\n\n\n"
           "def deeper():\n    dist.barrier()\n")  # fmt: skip
