@@ -125,6 +125,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (
             "tests/test_engine.py",
             "tests/test_engine_paths.py",
+            "tests/test_one_file_runs.py",
             "tests/test_file_kinds.py",
             "tests/test_project.py",
             "tests/test_rule_examples.py",
@@ -179,6 +180,27 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ),
     ),
     "rules": (("rules/*",), _ANALYSIS_TESTS),
+    # The rule modules no other group mutates: "rules" less "conventions", the
+    # rules of "values" and "protocols", and RNK102's example tables (data).
+    "core_rules": (
+        (
+            "rules/__init__.py",
+            "rules/base.py",
+            "rules/asynchronous/*",
+            "rules/framework/*",
+            "rules/hot_path/*",
+            "rules/collectives/barrier_as_sync.py",
+            "rules/collectives/divergence.py",
+            "rules/collectives/global_root_with_subgroup.py",
+            "rules/collectives/ignored_process_group.py",
+            "rules/collectives/implicit_reduce_op.py",
+            "rules/collectives/missing_root.py",
+            "rules/collectives/partial_group_creation.py",
+            "rules/collectives/rank_dependent_root.py",
+            "rules/collectives/rank_divergent_collective.py",
+        ),
+        _ANALYSIS_TESTS,
+    ),
     # The value analyses and rules of the collective-analysis round (RNK110-RNK113,
     # framework collectives): small enough to run alone.
     "values": (

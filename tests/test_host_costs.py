@@ -428,6 +428,24 @@ def test_names_are_tracked_per_function() -> None:
     assert kind_of("t", setup="", header=header) == "none"
 
 
+@pytest.mark.parametrize(
+    ("expr", "expected"),
+    [
+        ("torch.mode(torch.tensor(n))", "host"),
+        ("torch.mode(torch.tensor(n), dim=0)", "host"),
+        ("torch.mode(x.cpu())", "copy"),
+        ("torch.mode(x)", "none"),
+        # `device=` may move the result; torch.nn's functions take modules' tensors
+        ("torch.mode(torch.tensor(n), device=n)", "none"),
+        ("torch.nn.init.zeros_(torch.tensor(n))", "none"),
+    ],
+)
+def test_another_torch_function_of_a_host_tensor_is_on_the_host_unless_given_a_device(
+    expr: str, expected: str
+) -> None:
+    assert kind_of(expr) == expected
+
+
 # -- nesting limit: 24 levels are followed, deeper is unknown ------------------
 
 LIMIT = 24
@@ -448,6 +466,8 @@ LIMIT = 24
         # a torch function of an argument it cannot see through is taken as on the device
         (lambda k: "torch.abs(" * k + "torch.zeros(3)" + ")" * k, "host", "tensor"),
         (lambda k: "torch.as_tensor(x" + ".abs()" * (k - 1) + ")", "tensor", "host"),
+        # any other torch function keeps a host argument on the host
+        (lambda k: "torch.mode(" * k + "torch.tensor(n)" + ")" * k, "host", "none"),
     ],
 )
 def test_an_expression_is_followed_up_to_the_nesting_limit(
@@ -659,6 +679,89 @@ def test_a_range_loop_body_far_beyond_the_budget_is_not_searched() -> None:
 
     assert [code for _, code, _ in costs("\n".join(body))] == []
     assert [code for _, code, _ in costs("\n".join(half))] == ["RNK202"]
+
+
+@pytest.mark.parametrize(
+    ("loop", "expected"),
+    [
+        # A model's output read as records is a list of records, not a tensor.
+        ("v = [r[0] for r in model(x)]", []),
+        ("v = [r['text'] for r in model(x)]", []),
+        ("for r in model(x):\n    print(r.text)", []),
+        # ... and read as a tensor, or not read as a record, it is one.
+        ("v = [r[n] for r in model(x)]", [("RNK202", "model(x)")]),
+        ("v = [r[0, 1] for r in model(x)]", [("RNK202", "model(x)")]),
+        ("v = [r[0:1] for r in model(x)]", [("RNK202", "model(x)")]),
+        ("v = [n[0] for r in model(x)]", [("RNK202", "model(x)")]),
+        ("v = [n[r] for r in model(x)]", [("RNK202", "model(x)")]),
+        ("v = [n.text for r in model(x)]", [("RNK202", "model(x)")]),
+        ("for r in model(x):\n    v = r.sum()", [("RNK202", "model(x)")]),
+        ("v = [r for r in model(x)]", [("RNK202", "model(x)")]),
+        # Host indices into Python data make no launch or sync per element.
+        ("v = [n[i] for i in torch.arange(4)]", []),
+        ("v = [n[0, i] for i in torch.arange(4)]", []),
+        ("v = [i[0] for i in torch.arange(4)]", [("RNK202", "torch.arange(4)")]),
+        ("v = [n[0] for i in torch.arange(4)]", [("RNK202", "torch.arange(4)")]),
+        (
+            "v = [i.item() for i in torch.arange(4)]",
+            [("RNK201", "i.item()"), ("RNK202", "torch.arange(4)")],
+        ),
+    ],
+)
+def test_a_loop_over_model_outputs_or_host_indices_is_reported_by_how_its_variable_is_read(
+    loop: str, expected: list[tuple[str, str]]
+) -> None:
+    found = costs(loop)
+
+    assert [(code, text) for _, code, text in found if code != "RNK203"] == expected
+
+
+def _record_read_after(last: str) -> str:
+    """A comprehension whose record read ``r[0]`` is searched after 397 names and ``last``."""
+    names = " + ".join(["n"] * 397 + [last])
+    return f"v = [(r[0], {names}) for r in model(x)]"
+
+
+@pytest.mark.parametrize(
+    ("last", "expected"),
+    [
+        # `r[0]` is the 2000th node searched: found, a list of records.
+        ("n @ n", []),
+        # `[n]` puts it 2001st, past the budget: taken for a tensor.
+        ("[n]", ["RNK202"]),
+    ],
+)
+def test_the_record_reads_of_a_loop_variable_are_searched_within_a_budget_of_2000_nodes(
+    last: str, expected: list[str]
+) -> None:
+    found = costs(_record_read_after(last))
+
+    assert [code for _, code, _ in found] == expected
+
+
+def test_a_sync_in_the_test_of_an_assert_with_a_message_is_reported() -> None:
+    found = costs('assert x.sum().item() > 0, "negative sum"')
+
+    assert [(code, text) for _, code, text in found] == [("RNK201", "x.sum().item()")]
+
+
+@pytest.mark.parametrize(
+    ("last", "expected"),
+    [
+        # `x.item()` is the 500th node searched: found in the message, not reported.
+        ("n @ n", []),
+        # `[n]` puts it 501st, past the budget: reported.
+        ("[n]", [("RNK201", "x.item()")]),
+    ],
+)
+def test_an_assert_message_is_searched_for_a_sync_within_a_budget_of_500_nodes(
+    last: str, expected: list[tuple[str, str]]
+) -> None:
+    message = ", ".join(["x.item()"] + ["n"] * 97 + [last])
+
+    found = costs(f"assert n, ({message})")
+
+    assert [(code, text) for _, code, text in found] == expected
 
 
 @pytest.mark.parametrize(

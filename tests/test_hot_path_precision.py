@@ -56,6 +56,16 @@ def test_a_sync_in_a_raise_statement_is_not_reported_but_the_test_before_it_is()
     assert found(body) == [(1, "RNK201")]
 
 
+def test_a_sync_after_a_raise_statement_is_reported() -> None:
+    body = """
+    if n:
+        raise ValueError(f"bad value {x.item()}")
+    print(x.item())
+    """
+
+    assert found(body) == [(3, "RNK201")]
+
+
 # -- once-only code -------------------------------------------------------------
 
 
@@ -171,6 +181,34 @@ def test_after_a_sum_only_a_test_of_the_value_is_a_decision() -> None:
     """
 
     assert found(body) == [(8, "RNK201")]
+
+
+@pytest.mark.parametrize(
+    ("collective", "expected"),
+    [
+        ("dist.all_reduce(tensor=flag, op=dist.ReduceOp.MAX)", []),
+        ("dist.all_reduce(op=dist.ReduceOp.MAX, tensor=flag)", []),
+        ("dist.broadcast(tensor=flag, src=0)", []),
+        # a sum is not a decision, whatever else the call is given
+        ("dist.all_reduce(flag, group=n)", [(3, "RNK201")]),
+        ("dist.all_reduce(flag, op=dist.ReduceOp.SUM)", [(3, "RNK201")]),
+        # only one rank holds the result, or the tensor is not named
+        ("dist.reduce(flag, 0, op=dist.ReduceOp.MAX)", [(3, "RNK201")]),
+        ("dist.all_reduce(*[flag], op=dist.ReduceOp.MAX)", [(3, "RNK201")]),
+        ("dist.all_reduce(op=dist.ReduceOp.MAX)", [(3, "RNK201")]),
+        ("dist.all_reduce(other=flag, op=dist.ReduceOp.MAX)", [(3, "RNK201")]),
+    ],
+)
+def test_a_read_after_a_collective_is_reported_unless_every_rank_got_one_decided_value(
+    collective: str, expected: list[tuple[int, str]]
+) -> None:
+    body = f"""
+    flag = (x > 0).any().int()
+    {collective}
+    print(flag.item())
+    """
+
+    assert found(body) == expected
 
 
 def test_a_shared_tensor_stays_shared_through_a_view_and_not_after_a_new_value() -> None:
@@ -425,6 +463,37 @@ def test_step_hooks_of_a_trainer_subclass_are_hot() -> None:
 
     assert [(f.line, f.code) for f in result.findings] == [(8, "RNK201"), (12, "RNK201")]
     assert "is a step hook of a `Trainer` subclass" in result.findings[0].message
+
+
+INDIRECT_HOOKS = """
+import torch
+from torch import nn
+from transformers import Trainer
+
+
+class Base(Trainer):
+    pass
+
+
+class MyTrainer(Base):
+    def compute_loss(self, model, inputs):
+        return model(**inputs).loss.item()
+
+
+class Layer(nn.Module):
+    pass
+
+
+class Helper(Layer):
+    def compute_loss(self, model, inputs):
+        return model(**inputs).loss.item()
+"""
+
+
+def test_a_step_hook_is_hot_in_a_trainer_subclass_of_a_subclass_and_not_in_a_module() -> None:
+    result = lint_source(INDIRECT_HOOKS.lstrip("\n"), "t.py", Config(select=HOT))
+
+    assert [(f.line, f.code) for f in result.findings] == [(12, "RNK201")]
 
 
 FORWARD_HELPERS = """

@@ -115,9 +115,8 @@ class ProjectIndex:
         function = module.functions.get(f"{class_qualname}.{method}")
         if function is not None:
             return FunctionRef(module, function)
-        context = FunctionSummary(class_qualname, None, ())
         for base in module.classes.get(class_qualname, ()):
-            owner = self.class_of(base, module, context, depth + 1)
+            owner = self.class_of(base, module, depth + 1)
             if owner is not None:
                 found = self._method(owner[0], owner[1], method, depth + 1)
                 if found is not None:
@@ -125,7 +124,7 @@ class ProjectIndex:
         return None
 
     def class_of(
-        self, target: str, module: ModuleSummary, context: FunctionSummary, depth: int
+        self, target: str, module: ModuleSummary, depth: int
     ) -> tuple[ModuleSummary, str] | None:
         if target.startswith("@local:"):
             name = target[len("@local:") :]
@@ -139,7 +138,7 @@ class ProjectIndex:
             head, _, tail = rest.partition(".")
             if head in owner.exports and depth < _MAX_RESOLVE:
                 again = owner.exports[head] + ("." + tail if tail else "")
-                return self.class_of(again, owner, context, depth + 1)
+                return self.class_of(again, owner, depth + 1)
         return None
 
     def _qualified(self, target: str, depth: int) -> FunctionRef | None:

@@ -79,7 +79,7 @@ class HostCostRecorder(NodeVisitor):
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
-        self._raising = 0  # depth of `raise` statements being walked
+        self._raising = False  # within a `raise` statement (they do not nest)
         # The message of the `assert` being walked.
         self._assert_message: cst.BaseExpression | None = None
         # Tests of the enclosing `if`/`while`/conditional expressions, innermost last.
@@ -122,10 +122,10 @@ class HostCostRecorder(NodeVisitor):
 
     # -- error paths -------------------------------------------------------
     def visit_Raise(self, node: cst.Raise) -> None:
-        self._raising += 1
+        self._raising = True
 
     def leave_Raise(self, node: cst.Raise) -> None:
-        self._raising -= 1
+        self._raising = False
 
     # -- collectives -------------------------------------------------------
     def _note_collective(self, node: cst.Call) -> None:
@@ -133,7 +133,7 @@ class HostCostRecorder(NodeVisitor):
         name = last_name(node.func)
         if name not in _SHARING or isinstance(node.func, cst.Call):
             return
-        tensor = None
+        tensor = None  # pragma: no mutate  (any non-name marks nothing: `mark_shared` keys names)
         for arg in node.args:
             if arg.keyword is None and not arg.star:
                 tensor = arg.value

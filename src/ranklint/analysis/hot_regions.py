@@ -129,12 +129,15 @@ class HotRegions:
     ) -> bool:
         if depth > 6:
             return False
-        context = FunctionSummary(class_qualname, None, ())
-        for base in module.classes.get(class_qualname, ()):
-            last = re.split(r"[.:]", base)[-1]
-            if bases.search(last):
+        known = module.classes.get(
+            class_qualname,
+            (),  # pragma: no mutate  (every name asked is a key: a method's class, or class_of's)
+        )
+        for base in known:
+            # The patterns match a name's end (`torch.nn.Module`, `transformers.Trainer`).
+            if bases.search(base):
                 return True
-            owner = self.index.class_of(base, module, context, depth + 1)
+            owner = self.index.class_of(base, module, depth + 1)
             if owner is not None and self._module_like(owner[0], owner[1], depth + 1, bases):
                 return True
         return False

@@ -63,13 +63,10 @@ def files_to_load(
         for class_qualname, bases in ref.module.classes.items():
             if ref.function.qualname.startswith(class_qualname + "."):
                 for base in bases:
-                    # The context is only passed on, and any small starting depth
-                    # looks up the same names (equivalent mutants).
                     index.class_of(
                         base,
                         ref.module,
-                        ref.function,  # pragma: no mutate
-                        0,  # pragma: no mutate
+                        0,  # pragma: no mutate  (any small starting depth looks up the same names)
                     )
     loaded = set(index.names)
     return {
