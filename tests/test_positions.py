@@ -112,3 +112,22 @@ def test_findings_in_most_statements_resolve_every_node_like_the_whole_module() 
 
     assert all(found[node] == reference[node] for node, _ in pairs)
     assert found[module.body[1]].start.line == 2
+
+
+def test_positions_come_from_the_metadata_wrapper_when_the_provider_keeps_them_elsewhere(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A libcst whose PositionProvider does not fill a `_computed` dict of its own.
+    class ElsewhereProvider(PositionProvider):
+        def __init__(self, cache: object = None) -> None:
+            super().__init__(cache)
+            del self._computed
+
+    monkeypatch.setattr("ranklint.positions.PositionProvider", ElsewhereProvider)
+    module = cst.parse_module(_TWO_STATEMENTS)
+    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    pairs = every_node_with_its_top_statement(module)
+
+    found = resolve_positions(module, pairs)
+
+    assert all(found[node] == reference[node] for node, _ in pairs)

@@ -6,12 +6,17 @@ Here only the top-level statements that hold findings go through it; the line
 where each top-level statement starts comes from plain code generation, which
 is about nine times cheaper. Columns need no offset: top-level statements start
 at column 0.
+
+The provider runs alone, not through ``MetadataWrapper.resolve``: that also
+walks the whole module with libcst's batched visitor (which rebuilds every node
+it passes) even when no batchable provider is asked for, at about the cost of
+the code generation itself.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -53,7 +58,7 @@ def resolve_positions(
         if nodes is not None:
             # The footer follows the statement: keeping it would not move a position.
             alone = module.with_changes(body=[statement], header=(), footer=())  # pragma: no mutate
-            local = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+            local = _all_positions(alone)
             for node in nodes:
                 positions[node] = _shifted(local[node], line - 1)
             remaining -= 1  # pragma: no mutate (stops code generation early only)
@@ -64,7 +69,17 @@ def resolve_positions(
 
 
 def _whole_module(module: cst.Module) -> dict[cst.CSTNode, CodeRange]:
-    return dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider))
+    return dict(_all_positions(module))
+
+
+def _all_positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
+    """libcst's PositionProvider positions of every node of ``module``."""
+    provider = PositionProvider()
+    computed = vars(provider).get("_computed")
+    if not isinstance(computed, dict):  # a libcst whose provider keeps them elsewhere
+        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    provider._gen_impl(module)
+    return computed
 
 
 def _line_breaks(code: str) -> int:
