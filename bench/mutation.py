@@ -93,6 +93,7 @@ _ANALYSIS_TESTS = (
     "tests/test_group_membership.py",
     "tests/test_taint.py",
     "tests/test_periodic_tests.py",
+    "tests/test_nodes.py",
 )
 
 # group -> (modules to mutate, relative to src/ranklint; test files that exercise them)
@@ -200,6 +201,23 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "rules/collectives/rank_divergent_collective.py",
         ),
         _ANALYSIS_TESTS,
+    ),
+    # The small shared modules under every analysis and rule: node helpers, the
+    # file context, the settings, call targets, the visitor base, spans, findings.
+    "support": (
+        (
+            "analysis/context.py",
+            "analysis/nodes.py",
+            "analysis/settings.py",
+            "analysis/targets.py",
+            "analysis/visitor.py",
+            "analysis/recorders.py",
+            "engine/spans.py",
+            "findings.py",
+            "testing.py",
+            "links.py",
+        ),
+        (*_ANALYSIS_TESTS, "tests/test_engine.py", "tests/test_api.py", "tests/test_formatters.py"),
     ),
     # The value analyses and rules of the collective-analysis round (RNK110-RNK113,
     # framework collectives): small enough to run alone.
