@@ -94,6 +94,7 @@ _ANALYSIS_TESTS = (
     "tests/test_taint.py",
     "tests/test_periodic_tests.py",
     "tests/test_nodes.py",
+    "tests/test_core_rules.py",
 )
 
 # group -> (modules to mutate, relative to src/ranklint; test files that exercise them)

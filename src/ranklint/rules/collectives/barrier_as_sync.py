@@ -80,7 +80,7 @@ on rank 0); suppress those with `# noqa: RNK107` and a reason.
 
 def _is_test_or_entry_file(path: str) -> bool:
     posix = path.replace("\\", "/")
-    name = posix.rsplit("/", 1)[-1]
+    name = posix.rpartition("/")[2]
     return (
         name.startswith("test_")
         or name.endswith("_test.py")
