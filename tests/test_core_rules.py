@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ranklint import Config, lint_source
+from ranklint import Config, lint_paths, lint_source
 from ranklint.findings import Severity
 from ranklint.rules import RULE_MODULES, _import_rule_modules, rule_by_code
 from ranklint.rules.base import Rule, registered_rules
@@ -238,3 +238,176 @@ def test_a_rule_without_its_metadata_is_rejected_and_the_missing_names_are_liste
         type("Incomplete", (Bare,), {"code": "RNK997"})
 
     assert rule_by_code("RNK997") is None
+
+
+def test_a_barrier_at_module_level_outside_a_main_guard_is_reported() -> None:
+    source = "import torch.distributed as dist\n\ndist.barrier()\n"
+
+    result = lint_source(source, "pkg/setup_env.py", Config(select=("RNK107",)))
+
+    assert ([f.line for f in result.findings], result.errors) == ([3], [])
+
+
+# -- messages the examples do not show in full -------------------------------------
+
+_SYNC = (
+    "`{text}` copies a tensor to the host and waits for the device to finish all queued "
+    "work, every step: {where}; keep the value on the device (accumulate `x.detach()`) "
+    "and read it on the host once per log interval (`if step % log_every == 0:`)"
+)
+
+
+def test_a_host_sync_in_a_trainer_hook_says_the_framework_calls_it_every_step() -> None:
+    source = textwrap.dedent(
+        """
+        from transformers import Trainer
+
+
+        class MyTrainer(Trainer):
+            def compute_loss(self, model, inputs):
+                loss = model(**inputs).loss
+                print(loss.item())
+                return loss
+        """
+    ).lstrip("\n")
+
+    result = lint_source(source, "trainer.py", Config(select=("RNK201",)))
+
+    assert [f.message for f in result.findings] == [
+        _SYNC.format(
+            text="loss.item()",
+            where="it is in `MyTrainer.compute_loss`, which is a step hook of a `Trainer` "
+            "subclass (the framework calls it every step)",
+        )
+    ]
+
+
+def test_a_host_sync_reached_from_a_forward_helper_in_another_file_shows_the_chain(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "model.py").write_text(
+        "import torch\nfrom torch import nn\nfrom helpers import log_value\n\n\n"
+        "class Block(nn.Module):\n"
+        "    def forward_step(self, x: torch.Tensor):\n"
+        "        return log_value(x)\n",
+        encoding="utf-8",
+    )
+    helpers = tmp_path / "helpers.py"
+    helpers.write_text(
+        "import torch\n\n\ndef log_value(x: torch.Tensor):\n    return x.item()\n",
+        encoding="utf-8",
+    )
+
+    result = lint_paths([str(tmp_path)], Config(select=("RNK201",)), jobs=1)
+
+    assert [f.message for f in result.findings] == [
+        _SYNC.format(
+            text="x.item()",
+            where="it is reached from `Block.forward_step`, which is a forward helper of an "
+            f"`nn.Module`: log_value() -> x.item() at {helpers}:5",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("ranks", "shown"),
+    [
+        # 40 characters: shown whole.
+        ("ranks=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]", "ranks=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"),
+        # 41: cut to 37 and "...".
+        ("ranks=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100]", "ranks=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ..."),
+    ],
+)
+def test_the_arguments_of_a_group_creation_are_shown_up_to_forty_characters(
+    ranks: str, shown: str
+) -> None:
+    source = (
+        "import torch.distributed as dist\n\n\n"
+        f"def rebuild():\n    if dist.get_rank() == 0:\n        dist.new_group({ranks})\n"
+    )
+
+    result = lint_source(source, "groups.py", Config(select=("RNK105",)))
+
+    assert [f.message.split(" is reached")[0] for f in result.findings] == [f"`new_group({shown})`"]
+
+
+# -- RNK104 and RNK108: which arguments count ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "columns"),
+    [
+        ("dist.broadcast(t, group_src=dist.get_rank(), group=g)", [33]),
+        ("dist.broadcast(t, src=dist.get_rank())", [27]),
+        # point-to-point: the caller's own rank as the peer is not a shared root
+        ("dist.send(t, dst=dist.get_rank())", []),
+        ("dist.isend(t, dst=dist.get_rank())", []),
+    ],
+)
+def test_every_root_argument_of_a_synchronising_collective_is_checked_for_the_own_rank(
+    call: str, columns: list[int]
+) -> None:
+    source = f"import torch.distributed as dist\n\n\ndef f(t, g):\n    {call}\n"
+
+    result = lint_source(source, "m.py", Config(select=("RNK104",)))
+
+    assert [f.col for f in result.findings] == columns
+
+
+@pytest.mark.parametrize(
+    ("body", "lines"),
+    [
+        # a group used through `get_group()`, or passed positionally, is a group
+        ("sub = mesh.get_group(0)\n    dist.barrier()", [6]),
+        ("dist.broadcast(t, 0, mesh)\n    dist.barrier()", [6]),
+        # a parameter whose methods are called is not therefore a group
+        ("mesh.append(t)\n    dist.barrier()", []),
+        # unpacked arguments may carry the group
+        ("dist.all_reduce(*args)\n    sub = mesh.get_group(0)", []),
+        # a condition that mentions the group, even inside a lambda, is a fallback
+        (
+            "if any(map(lambda r: r is mesh, args)):\n        dist.barrier()\n"
+            "    x = mesh.get_group(0)",
+            [],
+        ),
+        ("if any(args):\n        dist.barrier()\n    x = mesh.get_group(0)", [6]),
+    ],
+)
+def test_a_collective_without_the_group_a_function_was_given_is_reported(
+    body: str, lines: list[int]
+) -> None:
+    source = f"import torch.distributed as dist\n\n\ndef f(t, mesh, *args):\n    {body}\n"
+
+    result = lint_source(source, "m.py", Config(select=("RNK108",)))
+
+    assert [f.line for f in result.findings] == lines
+
+
+# -- findings reported after the walk keep their statement ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("comment_line", "lines"),
+    [
+        # On the first line of the statement holding the reported call: it applies.
+        (1, []),
+        # On a line of another statement: it does not.
+        (0, [8]),
+    ],
+)
+def test_a_suppression_on_its_statement_applies_to_a_finding_reported_after_the_walk(
+    comment_line: int, lines: list[int]
+) -> None:
+    body = [
+        "avg = torch.stack(outputs).mean()",
+        "work = (",
+        "    dist.all_reduce(avg, op=dist.ReduceOp.SUM)",
+        ")",
+    ]
+    body[comment_line] += "  # noqa: RNK112"
+    source = "import torch\nimport torch.distributed as dist\n\n\ndef end(outputs):\n"
+    source += "".join(f"    {line}\n" for line in body)
+
+    result = lint_source(source, "m.py", Config(select=("RNK112",)))
+
+    assert [f.line for f in result.findings] == lines

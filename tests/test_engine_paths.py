@@ -85,20 +85,19 @@ def test_noqa_on_a_calls_own_line_inside_a_longer_statement_suppresses_only_that
     assert [(f.line, f.code) for f in result.findings] == [(5, "RNK101")]
 
 
-def test_trace_and_message_a_rule_reports_reach_the_finding(
+def test_the_message_a_rule_reports_reaches_the_finding_which_has_no_trace(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    step = TraceStep("lib/other.py", 3, 5, "imported here")
+    # Per-file findings have no trace: call chains are the project phase's.
+    def report_custom(self: WildcardImport, node: cst.ImportFrom) -> None:
+        self.report(node, "custom message")
 
-    def report_with_trace(self: WildcardImport, node: cst.ImportFrom) -> None:
-        self.report(node, "custom message", trace=[step])
-
-    monkeypatch.setattr(WildcardImport, "visit_ImportFrom", report_with_trace)
+    monkeypatch.setattr(WildcardImport, "visit_ImportFrom", report_custom)
 
     result = lint_source("from os import *; sep\n", "lib/star.py")
 
     assert [(f.code, f.message, f.trace) for f in result.findings] == [
-        ("RNK301", "custom message", (step,))
+        ("RNK301", "custom message", ())
     ]
 
 

@@ -181,7 +181,7 @@ class Linter:
         for item, span in zip(pending, spans, strict=True):
             if suppressions.suppresses(item.rule.code, span.lines):
                 continue
-            result.findings.append(finding_at(item.rule, item.message, path, span, item.trace))
+            result.findings.append(finding_at(item.rule, item.message, path, span))
         result.findings.sort(key=Finding.sort_key)
         return result
 

@@ -33,7 +33,7 @@ from ranklint.analysis.context import FileContext
 from ranklint.analysis.events import Site
 from ranklint.analysis.project import ProjectFacts
 from ranklint.analysis.visitor import NodeVisitor
-from ranklint.findings import Severity, TraceStep
+from ranklint.findings import Severity
 
 _CODE_PREFIX = "RNK"
 _REGISTRY: dict[str, type[Rule]] = {}
@@ -51,7 +51,6 @@ class PendingFinding:
     statement: cst.CSTNode | None
     # The module-level statement holding ``node``: positions are computed per such statement.
     top_statement: cst.CSTNode | None
-    trace: tuple[TraceStep, ...]
 
 
 @dataclass(frozen=True)
@@ -72,9 +71,9 @@ class ProjectFinding:
     anchor: int = 0
 
     @classmethod
-    def at(cls, path: str, site: Site, label: str, message: str) -> ProjectFinding:
-        """A finding at one call site, with no chain beyond it (``label``: how it reads)."""
-        return cls(path, site, message, (Hop(path, site, label),))
+    def at(cls, path: str, site: Site, message: str) -> ProjectFinding:
+        """A finding at one call site, with no chain beyond it (so no trace, and no label)."""
+        return cls(path, site, message, (Hop(path, site, ""),))  # pragma: no mutate
 
 
 class Rule(NodeVisitor):
@@ -114,7 +113,6 @@ class Rule(NodeVisitor):
         node: cst.CSTNode,
         message: str,
         *,
-        trace: Sequence[TraceStep] = (),
         where: tuple[cst.CSTNode | None, cst.CSTNode | None] | None = None,
     ) -> None:
         """Report ``message`` at ``node`` (the code prefix is added by formatters).
@@ -125,7 +123,16 @@ class Rule(NodeVisitor):
         """
         ctx = self.ctx
         statement, top = where if where is not None else (ctx.statement, ctx.top_statement)
-        self._sink(PendingFinding(type(self), node, message, statement, top, tuple(trace)))
+        # `top` only picks the cheaper way to the same positions (no test can tell).
+        self._sink(
+            PendingFinding(
+                type(self),
+                node,
+                message,
+                statement,
+                top,  # pragma: no mutate
+            )
+        )
 
     def here(self) -> tuple[cst.CSTNode | None, cst.CSTNode | None]:
         """The (statement, module-level statement) being walked, for a later :meth:`report`."""
@@ -147,7 +154,8 @@ class Rule(NodeVisitor):
 
 
 def _clean(example: str) -> str:
-    return textwrap.dedent(example).lstrip("\n")
+    # Dedented, an example's first line has no indentation left to strip.
+    return textwrap.dedent(example).lstrip("\n")  # pragma: no mutate
 
 
 _REQUIRED = ("name", "severity", "summary", "what", "why", "limits", "valid", "invalid")

@@ -77,4 +77,4 @@ def _discarded(project: ProjectFacts) -> Iterator[ProjectFinding]:
             f"coroutine away: its body never runs; `await` it, or schedule it with "
             f"`asyncio.create_task(...)` (and keep a reference to the task)"
         )
-        yield ProjectFinding.at(call.path, call.site, f"{call.label}()", message)
+        yield ProjectFinding.at(call.path, call.site, message)

@@ -138,15 +138,18 @@ project helpers under another keyword is not recognised.
         params, reduced_over = self._params()
         params = tuple(p for p in params if p in reduced_over)
         if params:
-            self._report(node, f"`{target.rsplit('.', 1)[-1]}()`", params)
+            self._report(node, f"`{target.rpartition('.')[2]}()`", params)
 
     def _params(self) -> tuple[tuple[str, ...], frozenset[str]]:
         frame = self.ctx.function
         if frame is None or not isinstance(frame.node, cst.FunctionDef):
             return (), frozenset()
-        groups = self._groups.get(id(frame.node))
+        # A cache per function: a miss costs only time.
+        groups = self._groups.get(id(frame.node))  # pragma: no mutate
         if groups is None:
-            groups = self._groups[id(frame.node)] = _group_params(frame.node, self.ctx)
+            groups = self._groups[id(frame.node)] = _group_params(  # pragma: no mutate
+                frame.node, self.ctx
+            )
         return groups
 
     def _report(self, node: cst.CSTNode, what: str, params: tuple[str, ...]) -> None:
@@ -183,7 +186,7 @@ def _group_params(
             ctx.module.code_for_node(param.annotation.annotation)
         ):
             used.add(param.name.value)
-    for call in _nodes_in(function.body, cst.Call, nested=False):
+    for call in _nodes_in(function.body, cst.Call, skip=_SCOPES):
         for arg in call.args:
             if (
                 arg.keyword is not None
@@ -213,15 +216,15 @@ def _group_params(
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
-def _nodes_in(node: cst.CSTNode, kind: type[_N], *, nested: bool = True) -> list[_N]:
-    """Nodes of type ``kind`` in ``node``; ``nested=False``: not in nested scopes."""
+def _nodes_in(
+    node: cst.CSTNode, kind: type[_N], *, skip: tuple[type[cst.CSTNode], ...] = ()
+) -> list[_N]:
+    """Nodes of type ``kind`` in ``node``, not entering nodes of the types in ``skip``."""
     found: list[_N] = []
     stack: list[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
         if isinstance(current, kind):
             found.append(current)
-        stack.extend(
-            child for child in current.children if nested or not isinstance(child, _SCOPES)
-        )
+        stack.extend(child for child in current.children if not isinstance(child, skip))
     return found

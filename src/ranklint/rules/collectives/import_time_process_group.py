@@ -194,9 +194,7 @@ importer (one file given, the flake8 face) does not report it.
                 continue
             for site, qualified in summary.deferred_creations:
                 message = _message(qualified, imported_by=importer)
-                # A one-hop chain shows no trace: its label is not seen (not mutated).
-                label = f"{qualified}()"  # pragma: no mutate
-                yield ProjectFinding.at(summary.path, site, label, message)  # pragma: no mutate
+                yield ProjectFinding.at(summary.path, site, message)
 
 
 def _only_when_imported(ctx: FileContext) -> bool:

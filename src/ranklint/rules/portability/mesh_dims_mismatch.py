@@ -131,4 +131,4 @@ the shape/name mismatch. A run of a subset of the files
                 f"({known}): indexing raises at run time; check the spelling or add the "
                 f"dimension to `mesh_dim_names`"
             )
-            yield ProjectFinding.at(use.path, use.site, f'mesh["{use.name}"]', message)
+            yield ProjectFinding.at(use.path, use.site, message)
