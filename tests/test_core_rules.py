@@ -316,6 +316,8 @@ def test_a_host_sync_reached_from_a_forward_helper_in_another_file_shows_the_cha
         ("ranks=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]", "ranks=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"),
         # 41: cut to 37 and "...".
         ("ranks=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100]", "ranks=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ..."),
+        # none: the call as written.
+        ("", ""),
     ],
 )
 def test_the_arguments_of_a_group_creation_are_shown_up_to_forty_characters(
