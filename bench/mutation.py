@@ -234,12 +234,11 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "rules/collectives/root_not_a_rank.py",
         ),
         (
+            *_ANALYSIS_TESTS,
             "tests/test_group_local_root.py",
             "tests/test_import_time_state.py",
             "tests/test_reduction_semantics.py",
             "tests/test_root_not_a_rank.py",
-            "tests/test_implicit_collectives.py",
-            "tests/test_rule_examples.py",
         ),
     ),
     # The modules the third collective-analysis round added (objects, leader/worker

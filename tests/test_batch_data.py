@@ -107,3 +107,17 @@ def test_module_level_function_with_a_batch_parameter_is_not_a_step_method() -> 
     """
 
     assert _lines(source) == []
+
+
+def test_a_synced_log_under_a_name_built_from_the_batch_is_one_all_reduce_not_a_loop() -> None:
+    # `log` reduces one value whatever its name; only `log_dict` reduces per key.
+    source = """
+        class Model(LightningModule):
+            def validation_step(self, batch, batch_idx):
+                x, y = batch
+                metrics = {f"loss_{cls}": 1.0 for cls in y.unique().tolist()}
+                self.log(metrics, 1.0, sync_dist=True)
+                self.log_dict(metrics, sync_dist=True)
+    """
+
+    assert _lines(source) == [6]

@@ -45,7 +45,7 @@ def synced_log(node: cst.Call) -> SyncedLog | None:
     func = node.func
     if not isinstance(func, cst.Attribute) or func.attr.value not in ("log", "log_dict"):
         return None
-    if (last_name(func.value) or "") not in _LIGHTNING_MODULES:
+    if last_name(func.value) not in _LIGHTNING_MODULES:
         return None
     # `sync_dist` follows seven other parameters: it is passed by keyword.
     synced = next(
