@@ -4,6 +4,7 @@
     python bench/mutation.py --list                 # the groups and their tests
     python bench/mutation.py suppressions positions # mutate and test these groups
     python bench/mutation.py --report               # scores of every group run so far
+    python bench/mutation.py --overall              # each module once, from its latest run
     python bench/mutation.py --try rank NAME tests/test_rank_taint.py
                                                     # does this test kill that mutant?
 
@@ -146,6 +147,8 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_flake8_plugin.py",
             "tests/test_docs.py",
             "tests/test_project.py",
+            "tests/test_one_file_runs.py",
+            "tests/test_cache.py",
         ),
     ),
     "names": (("analysis/names.py", "analysis/literals.py"), _ANALYSIS_TESTS),
@@ -444,6 +447,31 @@ def report(groups: list[str]) -> str:
     return "\n".join(lines)
 
 
+def overall(groups: list[str]) -> str:
+    """Each module once, from the latest group run that mutated it, and the total."""
+    latest: dict[str, tuple[float, Counter[str]]] = {}
+    for group in groups:
+        per_file, _ = scores(group)
+        for path, counts in per_file.items():
+            if not sum(counts.values()):
+                continue
+            meta = WORK / group / "mutants" / f"{path}.meta"
+            when = meta.stat().st_mtime
+            if path not in latest or when > latest[path][0]:
+                latest[path] = (when, counts)
+    lines = [
+        "| module | killed | survived | timeout/suspicious | not run | score |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    total: Counter[str] = Counter()
+    for path in sorted(latest):
+        counts = latest[path][1]
+        total += counts
+        lines.append(_row(path, counts))
+    lines.append(_row("**all**", total))
+    return "\n".join(lines)
+
+
 def _row(name: str, counts: Counter[str]) -> str:
     counted = counts["killed"] + counts["survived"] + counts["timeout or suspicious"]
     score = f"{100 * counts['killed'] / counted:.0f}%" if counted else "-"
@@ -494,6 +522,11 @@ def main() -> int:
     parser.add_argument("groups", nargs="*", metavar="GROUP", help=", ".join(GROUPS))
     parser.add_argument("--list", action="store_true", help="print the groups and their tests")
     parser.add_argument("--report", action="store_true", help="print the scores so far")
+    parser.add_argument(
+        "--overall",
+        action="store_true",
+        help="print each module once (from its latest run) and the total; runs nothing",
+    )
     parser.add_argument("--survivors", action="store_true", help="also list surviving mutants")
     parser.add_argument("--fresh", action="store_true", help="discard earlier results first")
     parser.add_argument("--max-children", type=int, default=2)
@@ -510,6 +543,9 @@ def main() -> int:
             parser.error("--try needs GROUP MUTANT TEST...")
         group, mutant, *tests = args.try_
         return try_mutant(group, mutant, tests)
+    if args.overall:
+        print(overall([g for g in GROUPS if (WORK / g / "mutants").is_dir()]))
+        return 0
     if args.list:
         for group, (modules, tests) in GROUPS.items():
             print(f"{group}: {', '.join(modules)}  <-  {', '.join(tests)}")
