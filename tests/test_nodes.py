@@ -123,35 +123,40 @@ def test_spans_include_the_first_and_last_lines_of_the_statement_holding_the_nod
     assert span.lines == [1, 2, 3]
 
 
-class _Recorder(NodeVisitor):
-    """Defined here, so that its handler tables are built while the tests run."""
+def _recorder_class() -> type[NodeVisitor]:
+    """A visitor class made while the test runs, so that its handler tables are too."""
 
-    def __init__(self, ctx: object) -> None:
-        self.seen: list[str] = []
+    class Recorder(NodeVisitor):
+        def __init__(self, ctx: object) -> None:
+            self.seen: list[str] = []
 
-    def visit_Call(self, node: cst.Call) -> None:
-        self.seen.append(f"visit {source_text(node.func)}")
+        def visit_Call(self, node: cst.Call) -> None:
+            self.seen.append(f"visit {source_text(node.func)}")
 
-    def leave_Call(self, node: cst.Call) -> None:
-        self.seen.append(f"leave {source_text(node.func)}")
+        def leave_Call(self, node: cst.Call) -> None:
+            self.seen.append(f"leave {source_text(node.func)}")
 
-    def leave_Module(self, node: cst.Module) -> None:
-        self.seen.append("leave module")
+        def leave_Module(self, node: cst.Module) -> None:
+            self.seen.append("leave module")
+
+    return Recorder
 
 
 def test_a_visitor_s_handler_tables_map_node_classes_to_its_methods() -> None:
-    assert _Recorder.handlers_on_visit == {cst.Call: "visit_Call"}
-    assert _Recorder.handlers_on_leave == {cst.Call: "leave_Call", cst.Module: "leave_Module"}
+    recorder = _recorder_class()
+
+    assert recorder.handlers_on_visit == {cst.Call: "visit_Call"}
+    assert recorder.handlers_on_leave == {cst.Call: "leave_Call", cst.Module: "leave_Module"}
 
 
 def test_the_walker_calls_a_visitor_s_visit_and_leave_methods_in_nesting_order() -> None:
     module = cst.parse_module("f(g())\n")
     linter = Linter(Config())
-    recorder = _Recorder(None)
+    recorder = _recorder_class()(None)
 
     Walker(linter.file_context("m.py", module, module.code), [recorder]).walk(module)
 
-    assert recorder.seen == ["visit f", "visit g", "leave g", "leave f", "leave module"]
+    assert recorder.seen == ["visit f", "visit g", "leave g", "leave f", "leave module"]  # type: ignore[attr-defined]
 
 
 def test_a_handler_for_a_name_that_is_not_a_libcst_node_is_rejected() -> None:
