@@ -716,6 +716,28 @@ def test_a_loop_over_model_outputs_or_host_indices_is_reported_by_how_its_variab
     assert [(code, text) for _, code, text in found if code != "RNK203"] == expected
 
 
+@pytest.mark.parametrize(
+    ("loop", "expected"),
+    [
+        # a diffusion sampler's schedule, sliced or transformed, is walked on the host's terms
+        ("for s in sigmas[1:]:\n    pass", []),
+        ("for s in sigmas.abs():\n    pass", []),
+        ("for s in sigmas[1:].abs()[::2]:\n    pass", []),
+        ("v = [s for s in sigmas[1:]]", []),
+        # the same tensor under another name is a tensor loop
+        ("for s in values[1:]:\n    pass", [("RNK202", "values[1:]")]),
+        ("for s in values.abs():\n    pass", [("RNK202", "values.abs()")]),
+        ("for s in values[1:].abs()[::2]:\n    pass", [("RNK202", "values[1:].abs()[::2]")]),
+    ],
+)
+def test_a_loop_over_a_schedule_is_not_reported_through_slices_and_methods(
+    loop: str, expected: list[tuple[str, str]]
+) -> None:
+    found = costs("sigmas = x.abs()\nvalues = x.abs()\n" + loop)
+
+    assert [(code, text) for line, code, text in found if line > 2] == expected
+
+
 def _record_read_after(last: str) -> str:
     """A comprehension whose record read ``r[0]`` is searched after 397 names and ``last``."""
     names = " + ".join(["n"] * 397 + [last])
