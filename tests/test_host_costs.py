@@ -738,6 +738,32 @@ def test_a_loop_over_a_schedule_is_not_reported_through_slices_and_methods(
     assert [(code, text) for line, code, text in found if line > 2] == expected
 
 
+@pytest.mark.parametrize(
+    ("value", "reported"),
+    [
+        ("0", False),
+        ("-1.5", False),
+        ('float("-inf")', False),
+        ('int("3")', False),
+        ("pad_id", False),
+        ("-pad_id", False),
+        ("self.fill_value", False),
+        # not a number written out, or a tensor: the assignment reads the mask's size
+        ("float(n)", True),
+        ("float()", True),
+        ('abs("1")', True),
+        ("y", True),
+        ("x.abs()", True),
+    ],
+)
+def test_a_masked_assignment_of_a_scalar_is_not_a_sync_and_of_a_tensor_is(
+    value: str, reported: bool
+) -> None:
+    found = costs(f"y = x.abs()\nx[x > 0] = {value}", params="x: torch.Tensor, n, self, pad_id")
+
+    assert [(line, code) for line, code, _ in found] == ([(2, "RNK201")] if reported else [])
+
+
 def _record_read_after(last: str) -> str:
     """A comprehension whose record read ``r[0]`` is searched after 397 names and ``last``."""
     names = " + ".join(["n"] * 397 + [last])
