@@ -702,6 +702,10 @@ def test_a_range_loop_body_far_beyond_the_budget_is_not_searched() -> None:
         ("v = [n[0, i] for i in torch.arange(4)]", []),
         ("v = [i[0] for i in torch.arange(4)]", [("RNK202", "torch.arange(4)")]),
         ("v = [n[0] for i in torch.arange(4)]", [("RNK202", "torch.arange(4)")]),
+        ("v = {i: n[i] for i in torch.arange(4)}", []),
+        ("v = {i: n[0] for i in torch.arange(4)}", [("RNK202", "torch.arange(4)")]),
+        ("v = [n[i] for b in n for i in torch.arange(4)]", []),
+        ("v = [n[i] for b in n if b for i in torch.arange(4)]", []),
         (
             "v = [i.item() for i in torch.arange(4)]",
             [("RNK201", "i.item()"), ("RNK202", "torch.arange(4)")],

@@ -327,8 +327,6 @@ class HostCostRecorder(NodeVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         tensors = self.ctx.tensors
-        if _is_schedule(node.iter):
-            return
         if tensors.is_iterated_tensor(node.iter) or tensors.is_output(node.iter):
             if self._element_loop(node.iter, node.target, node.body):
                 self.record(CostKind.TENSOR_LOOP, node.iter)
