@@ -446,6 +446,28 @@ def test_another_torch_function_of_a_host_tensor_is_on_the_host_unless_given_a_d
     assert kind_of(expr) == expected
 
 
+@pytest.mark.parametrize(
+    ("expr", "expected"),
+    [
+        # a change of dtype keeps a copy on the host
+        ("x.cpu().to(torch.float16)", "copy"),
+        ("x.cpu().to(dtype=torch.float16)", "copy"),
+        ("x.cpu().to(x.dtype)", "copy"),
+        ("x.cpu().to(model_dtype)", "copy"),
+        # a device, or anything else, may move it back
+        ("x.cpu().to(torch.float16, device=n)", "tensor"),
+        ("x.cpu().to(non_blocking=True)", "tensor"),
+        ("x.cpu().to(n)", "tensor"),
+        ("x.cpu().to(model_type)", "tensor"),
+        ("x.cpu().cuda()", "tensor"),
+    ],
+)
+def test_a_host_copy_moved_with_to_stays_on_the_host_only_for_a_change_of_dtype(
+    expr: str, expected: str
+) -> None:
+    assert kind_of(expr, params="x: torch.Tensor, n, model_dtype, model_type") == expected
+
+
 # -- nesting limit: 24 levels are followed, deeper is unknown ------------------
 
 LIMIT = 24
