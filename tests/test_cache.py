@@ -405,6 +405,24 @@ def test_summary_read_back_from_the_cache_equals_the_one_stored(tmp_path: Path) 
     assert hit == fresh
 
 
+def test_a_cache_hit_stored_again_keeps_its_summary_packed_and_equal(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    path = str(root / "pkg" / "ckpt.py")
+    data = (root / "pkg" / "ckpt.py").read_bytes()
+    fresh = engine_module.Linter(Config(root=root)).lint_source(data, path)
+    cache = Cache.for_config(Config(root=root), tmp_path / "cache")
+    cache.put(path, data, fresh)
+    hit = cache.get(path, data)
+    assert hit is not None
+
+    cache.put(path, data, hit)  # as the project phase does after placing call sites
+
+    again = cache.get(path, data)
+    assert (hit.summary, hit.packed_summary is not None) == (None, True)
+    assert again is not None
+    assert again.module_summary() == fresh.summary
+
+
 _LOADED = """
 import sys
 from ranklint.faces.cli import main

@@ -165,13 +165,19 @@ class Cache:
         try:
             # Any protocol round-trips (equivalent mutants).
             protocol = pickle.HIGHEST_PROTOCOL  # pragma: no mutate
-            summary = result.module_summary()
             # The summary is pickled on its own, so that a warm run unpickles it
-            # only when its project phase runs.
-            packed = None
-            if summary is not None:  # pragma: no mutate (`None` pickles to `None`)
-                packed = pickle.dumps(summary, protocol=protocol)  # pragma: no mutate
-            bare = dataclasses.replace(result, summary=None)
+            # only when its project phase runs; one still packed (a cache hit
+            # stored again with new call-site positions) is stored as it is.
+            packed = result.packed_summary
+            if result.summary is not None:
+                packed = pickle.dumps(result.summary, protocol=protocol)  # pragma: no mutate
+            # `get` sets the packed summary from the entry's own field: keeping it
+            # in `bare` too would only store it twice.
+            bare = dataclasses.replace(
+                result,
+                summary=None,
+                packed_summary=None,  # pragma: no mutate
+            )
             blob = pickle.dumps((key, (bare, packed)), protocol=protocol)  # pragma: no mutate
         except Exception as exc:  # e.g. unpicklable: skip this entry only
             logger.debug("cache entry for %s not stored: %s", path, exc)
