@@ -44,6 +44,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -430,42 +431,37 @@ def scores(group: str) -> tuple[dict[str, Counter[str]], list[str]]:
     return per_file, survivors
 
 
+def _measured(group: str) -> Iterator[tuple[str, Counter[str]]]:
+    """(module path, outcome counts) of each module the group's run mutated."""
+    per_file, _ = scores(group)
+    for path, counts in per_file.items():
+        if sum(counts.values()):
+            yield path, counts
+
+
 def report(groups: list[str]) -> str:
-    lines = [
-        "| module | killed | survived | timeout/suspicious | not run | score |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    total: Counter[str] = Counter()
-    for group in groups:
-        per_file, _ = scores(group)
-        for path, counts in per_file.items():
-            if not sum(counts.values()):
-                continue
-            total += counts
-            lines.append(_row(path, counts))
-    lines.append(_row("**all**", total))
-    return "\n".join(lines)
+    return _table([row for group in groups for row in _measured(group)])
 
 
 def overall(groups: list[str]) -> str:
     """Each module once, from the latest group run that mutated it, and the total."""
     latest: dict[str, tuple[float, Counter[str]]] = {}
     for group in groups:
-        per_file, _ = scores(group)
-        for path, counts in per_file.items():
-            if not sum(counts.values()):
-                continue
-            meta = WORK / group / "mutants" / f"{path}.meta"
-            when = meta.stat().st_mtime
+        for path, counts in _measured(group):
+            when = (WORK / group / "mutants" / f"{path}.meta").stat().st_mtime
             if path not in latest or when > latest[path][0]:
                 latest[path] = (when, counts)
+    return _table([(path, latest[path][1]) for path in sorted(latest)])
+
+
+def _table(rows: list[tuple[str, Counter[str]]]) -> str:
+    """A Markdown table of ``rows`` and their total."""
     lines = [
         "| module | killed | survived | timeout/suspicious | not run | score |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     total: Counter[str] = Counter()
-    for path in sorted(latest):
-        counts = latest[path][1]
+    for path, counts in rows:
         total += counts
         lines.append(_row(path, counts))
     lines.append(_row("**all**", total))
