@@ -18,8 +18,13 @@ from tests.conftest import REPO_ROOT, run_subprocess
 def test_ranklint_reports_nothing_on_its_own_source_tests_and_benchmarks() -> None:
     result = lint_paths(
         [REPO_ROOT / "src", REPO_ROOT / "tests", REPO_ROOT / "bench"],
-        # tests/realbugs: re-created real bugs, checked by tests/test_realbugs.py.
-        Config(select=("ALL",), root=REPO_ROOT, extend_exclude=("tests/realbugs",)),
+        # tests/realbugs: re-created real bugs, checked by tests/test_realbugs.py;
+        # tests/runtime_cases.py: divergent rank functions for the runtime companion.
+        Config(
+            select=("ALL",),
+            root=REPO_ROOT,
+            extend_exclude=("tests/realbugs", "tests/runtime_cases.py"),
+        ),
     )
 
     assert result.errors == []
@@ -30,11 +35,12 @@ def test_ranklint_reports_nothing_on_its_own_source_tests_and_benchmarks() -> No
 def test_every_rule_on_the_whole_repository_finds_exactly_the_fixture_markers() -> None:
     # The repository's own configuration excludes fixtures/ (sample code with
     # deliberate findings); here every file is checked with every rule, except
-    # downloaded benchmark corpora and the re-created real bugs (tests/test_realbugs.py).
+    # downloaded benchmark corpora, the re-created real bugs (tests/test_realbugs.py)
+    # and the runtime companion's divergent rank functions (tests/runtime_cases.py).
     config = replace(
         load_config(REPO_ROOT / "pyproject.toml"),
         select=("ALL",),
-        extend_exclude=(".cache", "tests/realbugs"),
+        extend_exclude=(".cache", "tests/realbugs", "tests/runtime_cases.py"),
     )
     result = lint_paths([REPO_ROOT], config, jobs=1)
 

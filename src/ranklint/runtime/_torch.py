@@ -1,0 +1,191 @@
+"""The one place that touches torch's private distributed APIs.
+
+The runtime companion depends on three things torch does not promise to keep:
+
+- the threaded world of ``torch.testing._internal.distributed.multi_threaded_pg``
+  (its thread-local ``_world`` and the data-moving collective classes);
+- ``torch._C._distributed_c10d._set_thread_isolation_mode``, which makes
+  functional collectives resolve groups per thread;
+- the Flight Recorder dump (``torch._C._distributed_c10d._dump_fr_trace``) and
+  the layout of its entries.
+
+:func:`threads_api` and :func:`read_flight_recorder` check them and fail with
+:class:`TorchAdapterError`, naming what moved, so that a torch release that
+changes them fails loudly (``tests/test_runtime_adapter.py``) instead of hanging.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+#: The collective classes of the threaded world that move the data.
+_OP_CLASSES = (
+    "AllReduce",
+    "AllGather",
+    "Broadcast",
+    "Scatter",
+    "Gather",
+    "ReduceScatter",
+    "AllToAll",
+    "AllToAllBase",
+)
+#: The Flight Recorder entry fields the gloo diff reads.
+_FR_FIELDS = (
+    "process_group",
+    "collective_seq_id",
+    "profiling_name",
+    "input_sizes",
+    "input_dtypes",
+    "frames",
+)
+
+
+class TorchAdapterError(RuntimeError):
+    """A private torch API the runtime companion needs is missing or changed."""
+
+
+def _torch_version() -> str:
+    try:
+        import torch
+    except ImportError:
+        return "not installed"
+    return str(torch.__version__)
+
+
+def _missing(what: str) -> TorchAdapterError:
+    return TorchAdapterError(
+        f"ranklint.runtime needs {what}, which torch {_torch_version()} does not provide; "
+        "the companion is tested with torch 2.13 (pip install 'ranklint[runtime]'). "
+        "mode='gloo' needs none of the threaded world's internals."
+    )
+
+
+def import_torch() -> tuple[ModuleType, ModuleType]:
+    """``torch`` and ``torch.distributed``, or a clear error when they are absent."""
+    try:
+        import torch
+        import torch.distributed as dist
+    except ImportError as error:
+        raise TorchAdapterError(
+            "ranklint.runtime needs torch: pip install 'ranklint[runtime]'"
+        ) from error
+    if not dist.is_available():
+        raise TorchAdapterError(f"torch {torch.__version__} was built without torch.distributed")
+    return torch, dist
+
+
+@dataclass(frozen=True)
+class ThreadsApi:
+    """The threaded world's pieces, checked."""
+
+    module: ModuleType
+    ops: dict[str, type]
+    ret_work: Any
+    set_isolation: Any
+
+    def install(self) -> Any:
+        """Give every thread its own ``distributed_c10d._world``."""
+        return self.module._install_threaded_pg()
+
+    def group_name(self, group: Any) -> str:
+        """The name this thread's world registered ``group`` under."""
+        import torch.distributed.distributed_c10d as c10d
+
+        return str(c10d._world.pg_names[group])
+
+    def uninstall(self) -> None:
+        """Put the process-wide world back."""
+        self.module._uninstall_threaded_pg()
+
+
+def threads_api() -> ThreadsApi:
+    """The threaded world's private API, or :class:`TorchAdapterError` naming what moved."""
+    import_torch()
+    try:
+        from torch.testing._internal.distributed import multi_threaded_pg as module
+    except Exception as error:  # the module may also fail on import, not only be absent
+        raise _missing("torch.testing._internal.distributed.multi_threaded_pg") from error
+    for name in (*_OP_CLASSES, "ret_work", "_install_threaded_pg", "_uninstall_threaded_pg"):
+        if not hasattr(module, name):
+            raise _missing(f"multi_threaded_pg.{name}")
+    import torch
+
+    set_isolation = getattr(torch._C._distributed_c10d, "_set_thread_isolation_mode", None)
+    if set_isolation is None:
+        raise _missing("torch._C._distributed_c10d._set_thread_isolation_mode")
+    return ThreadsApi(
+        module=module,
+        ops={name: getattr(module, name) for name in _OP_CLASSES},
+        ret_work=module.ret_work,
+        set_isolation=set_isolation,
+    )
+
+
+def threads_available() -> bool:
+    """Whether the threaded world can be used (else run_ranks falls back to gloo)."""
+    try:
+        threads_api()
+    except TorchAdapterError as error:
+        logger.debug("threads mode unavailable: %s", error)
+        return False
+    return True
+
+
+def dump_flight_recorder() -> bytes:
+    """This process's Flight Recorder buffer, pickled as torch writes it."""
+    import torch
+
+    dump = getattr(torch._C._distributed_c10d, "_dump_fr_trace", None)
+    if dump is None:
+        raise _missing("torch._C._distributed_c10d._dump_fr_trace (Flight Recorder)")
+    return bytes(dump())
+
+
+@dataclass(frozen=True)
+class RecordedOp:
+    """One Flight Recorder entry, reduced to what the diff compares."""
+
+    group_name: str
+    seq: int
+    op: str
+    shapes: tuple[tuple[int, ...], ...]
+    dtypes: tuple[str, ...]
+    frames: tuple[tuple[str, int, str], ...]  # (file, line, function), innermost first
+
+
+def read_flight_recorder(data: bytes) -> list[RecordedOp]:
+    """The collectives of a Flight Recorder dump, in the order they were issued."""
+    try:
+        dump = pickle.loads(data)
+        entries = dump["entries"]
+    except Exception as error:
+        raise _missing("a Flight Recorder dump with 'entries'") from error
+    ops: list[RecordedOp] = []
+    for entry in entries:
+        if any(key not in entry for key in _FR_FIELDS):
+            raise _missing(f"Flight Recorder entries with the fields {', '.join(_FR_FIELDS)}")
+        if entry.get("is_p2p"):
+            continue
+        name = str(entry["profiling_name"]).rpartition(":")[2]
+        # A scatter's input exists on the root only: its output is what all share.
+        sizes = entry.get("output_sizes") if name == "scatter" else entry["input_sizes"]
+        dtypes = entry.get("output_dtypes") if name == "scatter" else entry["input_dtypes"]
+        ops.append(
+            RecordedOp(
+                group_name=str(entry["process_group"][0]),
+                seq=int(entry["collective_seq_id"]),
+                op=name,
+                shapes=tuple(tuple(int(n) for n in size) for size in sizes or ()),
+                dtypes=tuple(str(d).lower() for d in dtypes or ()),
+                frames=tuple(
+                    (str(f["filename"]), int(f["line"]), str(f["name"])) for f in entry["frames"]
+                ),
+            )
+        )
+    return ops

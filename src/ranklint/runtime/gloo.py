@@ -1,0 +1,283 @@
+"""Gloo mode: every rank a forked process on the gloo backend, diffed from Flight Recorder.
+
+Each rank joins a file-store rendezvous in a temporary folder, runs ``fn``
+with a short collective timeout and, however it ends, writes one outcome
+file: its result or error and its Flight Recorder dump, which holds every
+collective the rank issued, the one it waited in included. (Not with
+``TORCH_DISTRIBUTED_DEBUG=DETAIL``: its check runs before the collective
+reaches the backend, so the mismatching collective would be missing from the
+dump.) The diff runs on every run, so a mismatch that gloo completes silently
+(the same op with other shapes) is reported too. A watchdog thread in each rank writes the
+outcome with the rank's stack shortly before the deadline and ends the
+process; the parent kills whatever is left at the deadline. The parent then
+rebuilds every rank's collectives from the dumps and diffs them like threads
+mode does.
+
+Flight Recorder does not record src/dst, the reduce op or group creation, so
+gloo mode compares op, group, shapes and dtypes (threads mode compares all).
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import multiprocessing
+import os
+import pickle
+import random
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import ranklint.runtime._torch as _torch
+import ranklint.runtime.stacks as stacks
+import ranklint.runtime.threads as threads
+from ranklint.runtime.report import (
+    Collective,
+    DivergenceError,
+    RankFailure,
+    RanksTimeout,
+    RankView,
+    first_divergence,
+)
+
+logger = logging.getLogger(__name__)
+
+#: Seconds before the deadline at which a rank's watchdog writes its outcome and exits.
+_MARGIN = 2.0
+#: Seconds a finished rank waits for the others to finish before it leaves.
+_LINGER = 0.5
+#: Seconds the parent gives the ranks after the deadline to write their outcome.
+_GRACE = 3.0
+#: Flight Recorder's dtype names, as threads mode writes them.
+_DTYPES = {
+    "float": "float32",
+    "double": "float64",
+    "half": "float16",
+    "bfloat16": "bfloat16",
+    "long": "int64",
+    "int": "int32",
+    "short": "int16",
+    "char": "int8",
+    "byte": "uint8",
+    "bool": "bool",
+}
+
+
+def _outcome_path(folder: str, rank: int) -> Path:
+    return Path(folder) / f"rank{rank}.outcome"
+
+
+def _write(path: Path, outcome: dict[str, Any]) -> None:
+    """Write atomically: a half-written outcome is never read."""
+    temporary = path.with_suffix(".tmp")
+    try:
+        data = pickle.dumps(outcome)
+    except Exception as error:  # an unpicklable result
+        outcome = {**outcome, "state": "failed", "result": None}
+        outcome["error"] = f"the result does not pickle: {error}"
+        outcome["traceback"] = ""
+        data = pickle.dumps(outcome)
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
+
+
+def _groups(dist: Any) -> dict[str, tuple[int, ...]]:
+    """The name and global ranks of every group this rank knows."""
+    import torch.distributed.distributed_c10d as c10d
+
+    groups: dict[str, tuple[int, ...]] = {}
+    for group, name in list(c10d._world.pg_names.items()):
+        try:
+            groups[str(name)] = tuple(dist.get_process_group_ranks(group))
+        except Exception:  # a group torch keeps for itself
+            logger.debug("no ranks for group %s", name, exc_info=True)
+    return groups
+
+
+def _collective_timeout(timeout: float) -> float:
+    """How long one collective may wait for its peers before gloo gives up.
+
+    Short, so that a rank stuck in a collective its peers never issue fails
+    well before the deadline and still writes its Flight Recorder dump.
+    """
+    return max(min(timeout / 2, 10.0), 0.5)
+
+
+def _meet(dist: Any, key: str, world_size: int, patience: float) -> None:
+    """Wait, on the store and outside any collective, until every rank posted ``key``."""
+    store = dist.distributed_c10d._get_default_store()
+    store.add(key, 1)
+    give_up = time.monotonic() + patience
+    while store.add(key, 0) < world_size and time.monotonic() < give_up:
+        time.sleep(0.005)
+
+
+def _child(
+    rank: int,
+    world_size: int,
+    fn: Callable[..., Any],
+    inputs: tuple[Any, ...],
+    folder: str,
+    timeout: float,
+    seed: int | None,
+    same_seed: bool,
+) -> None:
+    """One rank: run ``fn``, write the outcome, leave with ``os._exit``."""
+    os.environ.update(
+        RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size), OMP_NUM_THREADS="1"
+    )
+    os.environ.update(LOCAL_WORLD_SIZE=str(world_size))
+    torch, dist = _torch.import_torch()
+    torch.set_num_threads(1)
+    outcome: dict[str, Any] = {"rank": rank, "state": "failed", "result": None}
+    written = threading.Lock()
+    main = threading.main_thread()
+
+    def finish(update: dict[str, Any]) -> None:
+        if not written.acquire(blocking=False):
+            return
+        outcome.update(update)
+        try:
+            outcome["fr"] = _torch.dump_flight_recorder()
+            outcome["groups"] = _groups(dist)
+        except Exception as error:  # no process group, or Flight Recorder moved
+            outcome.setdefault("error", f"{type(error).__name__}: {error}")
+        _write(_outcome_path(folder, rank), outcome)
+
+    def watchdog() -> None:
+        time.sleep(max(timeout - _MARGIN, 0.1))
+        frame = sys._current_frames().get(main.ident or -1)
+        finish({"state": "stuck", "frames": stacks.frames_of(frame)})
+        os._exit(3)
+
+    threading.Thread(target=watchdog, daemon=True, name="ranklint-watchdog").start()
+    code = 0
+    try:
+        if seed is not None:
+            value = seed if same_seed else seed + rank
+            random.seed(value)
+            torch.manual_seed(value)
+        store = f"file://{folder}/store"
+        pg_timeout = datetime.timedelta(seconds=_collective_timeout(timeout))
+        dist.distributed_c10d.default_pg_timeout = pg_timeout
+        dist.init_process_group(
+            "gloo", init_method=store, rank=rank, world_size=world_size, timeout=pg_timeout
+        )
+        _meet(dist, "ready", world_size, timeout)
+        result = threads._settle(fn(rank, world_size, *inputs))
+        finish({"state": "finished", "result": result})
+        # Let the peers finish receiving this rank's last sends before it leaves.
+        _meet(dist, "done", world_size, _LINGER)
+    except BaseException as error:
+        text = "".join(traceback.format_exception(error))
+        finish({"state": "failed", "error": f"{type(error).__name__}: {error}", "traceback": text})
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def run(
+    fn: Callable[..., Any],
+    world_size: int,
+    *,
+    timeout: float,
+    inputs: Sequence[tuple[Any, ...]],
+    seed: int | None,
+    same_seed: bool,
+) -> list[Any]:
+    """Run ``fn(rank, world_size, *inputs[rank])`` in forked gloo processes."""
+    torch, _dist = _torch.import_torch()
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    with tempfile.TemporaryDirectory(prefix="ranklint-ranks-") as folder:
+        processes = [
+            context.Process(
+                target=_child,
+                args=(rank, world_size, fn, inputs[rank], folder, timeout, seed, same_seed),
+                name=f"ranklint-rank-{rank}",
+                daemon=True,
+            )
+            for rank in range(world_size)
+        ]
+        try:
+            for process in processes:
+                process.start()
+            deadline = time.monotonic() + timeout + _GRACE
+            while time.monotonic() < deadline and any(p.is_alive() for p in processes):
+                processes[0].join(0.05) if processes[0].is_alive() else time.sleep(0.05)
+        finally:
+            for process in processes:
+                if process.is_alive():
+                    process.kill()
+                process.join(5)
+        outcomes = [_read(_outcome_path(folder, rank), rank) for rank in range(world_size)]
+    roots = stacks.library_roots(torch.__file__, stacks.__file__)
+    return _verdict(outcomes, roots, timeout)
+
+
+def _read(path: Path, rank: int) -> dict[str, Any]:
+    try:
+        return dict(pickle.loads(path.read_bytes()))
+    except FileNotFoundError:
+        return {"rank": rank, "state": "killed", "error": "the process left no outcome"}
+
+
+def _collectives(outcome: dict[str, Any], roots: Sequence[str]) -> list[Collective]:
+    groups: dict[str, tuple[int, ...]] = outcome.get("groups") or {}
+    data = outcome.get("fr")
+    if not data:
+        return []
+    counts: dict[str, int] = {}
+    log = []
+    for op in _torch.read_flight_recorder(data):
+        if op.group_name not in groups:
+            continue  # the DETAIL wrapper's own groups
+        seq = counts.get(op.group_name, 0)
+        counts[op.group_name] = seq + 1
+        site, api = stacks.locate(op.frames, roots)
+        log.append(
+            Collective(
+                op=op.op,
+                group=groups[op.group_name],
+                group_name=op.group_name,
+                seq=seq,
+                shapes=op.shapes,
+                dtypes=tuple(_DTYPES.get(d, d) for d in op.dtypes),
+                api=api,
+                site=site,
+                callers=stacks.callers(op.frames, roots),
+            )
+        )
+    return log
+
+
+def _verdict(outcomes: Sequence[dict[str, Any]], roots: Sequence[str], timeout: float) -> list[Any]:
+    views = []
+    for outcome in outcomes:
+        frames = outcome.get("frames") or []
+        state = {"stuck": "running", "killed": "running"}.get(outcome["state"], outcome["state"])
+        views.append(
+            RankView(
+                rank=outcome["rank"],
+                state=state,
+                log=tuple(_collectives(outcome, roots)),
+                error=outcome.get("error"),
+                stack=stacks.user_stack(frames, roots),
+            )
+        )
+    divergence = first_divergence(views)
+    if divergence is not None:
+        raise DivergenceError(divergence, views)
+    for outcome in outcomes:
+        if outcome["state"] == "failed":
+            error = RuntimeError(outcome.get("error"))
+            raise RankFailure(outcome["rank"], error, outcome.get("traceback", ""))
+    if any(outcome["state"] != "finished" for outcome in outcomes):
+        raise RanksTimeout(timeout, views)
+    return [outcome["result"] for outcome in outcomes]
