@@ -224,6 +224,12 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ),
         (*_ANALYSIS_TESTS, "tests/test_engine.py", "tests/test_api.py", "tests/test_formatters.py"),
     ),
+    # The runtime companion's pure parts (the diff and the stack reading); its
+    # threads and gloo modes are exercised by tests that start process groups.
+    "runtime": (
+        ("runtime/report.py", "runtime/stacks.py"),
+        ("tests/test_runtime_report.py",),
+    ),
     # The value analyses and rules of the collective-analysis round (RNK110-RNK113,
     # framework collectives): small enough to run alone.
     "values": (

@@ -103,3 +103,36 @@ def test_gloo_falls_back_when_threads_are_unavailable(monkeypatch: pytest.Monkey
     monkeypatch.setattr(_torch, "threads_available", lambda: False)
 
     assert run_ranks(cases.async_sum, 2, mode="threads", timeout=20) == [2.0, 2.0]
+
+
+@pytest.mark.parametrize(
+    ("case", "field"),
+    [
+        (cases.rank_dependent_src, "root"),
+        (cases.rank_dependent_op, "reduce op"),
+        (cases.different_shapes, "shape"),
+        (cases.group_on_some_ranks, "arguments"),
+    ],
+)
+def test_gloo_argument_mismatch_names_the_field(case: object, field: str) -> None:
+    with pytest.raises(DivergenceError) as caught:
+        run_ranks(case, 2, mode="gloo", timeout=10, explain=False)  # type: ignore[arg-type]
+
+    assert caught.value.divergence.reason == f"the ranks disagree on the {field}"
+
+
+def test_gloo_subgroups_reduce_within_each_group() -> None:
+    assert run_ranks(cases.subgroups, 4, mode="gloo", timeout=30) == [
+        [1.0, 1.0],
+        [1.0, 1.0],
+        [5.0, 5.0],
+        [5.0, 5.0],
+    ]
+
+
+def test_family_matches_method_and_flight_recorder_names() -> None:
+    from ranklint.runtime.gloo import family
+
+    assert family("reduce_scatter_single") == family("_reduce_scatter_base") == "reducescatter"
+    assert family("allreduce_coalesced") == family("all_reduce") == "allreduce"
+    assert family("broadcast") != family("reduce")

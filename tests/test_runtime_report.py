@@ -23,6 +23,8 @@ from ranklint.runtime.report import (
 
 GROUP = (0, 1)
 
+pytestmark = pytest.mark.timeout(60)
+
 
 def _c(op: str = "all_reduce", seq: int = 0, **fields: object) -> Collective:
     fields.setdefault("shapes", ((4,),))

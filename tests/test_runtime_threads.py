@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 
 import pytest
 
@@ -162,6 +163,7 @@ def test_run_ranks_leaves_the_callers_rng_and_environment_as_they_were() -> None
     torch.manual_seed(123)
     random.seed(123)
     before = os.environ.get("RANK")
+    hook = sys.excepthook
     expected = (torch.rand(1).item(), random.random())
     torch.manual_seed(123)
     random.seed(123)
@@ -170,6 +172,7 @@ def test_run_ranks_leaves_the_callers_rng_and_environment_as_they_were() -> None
 
     assert (torch.rand(1).item(), random.random()) == expected
     assert os.environ.get("RANK") == before
+    assert sys.excepthook is hook
 
 
 def test_run_ranks_uneven_loader_per_rank_inputs_diverges_at_the_extra_batch() -> None:

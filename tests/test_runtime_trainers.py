@@ -33,7 +33,7 @@ from tests.test_trainers import ATOL, RTOL, _load, assert_params_close  # noqa: 
 pytestmark = pytest.mark.timeout(300)
 
 RUNNABLE = [f for f in trainer_runs.programs() if f.predicted != "import-error"]
-GLOO = {"fsdp2_trainer.py", "fsdp2_rank0_order.py", "fsdp2_state_dict_on_rank0.py"}
+GLOO = {f.name for f in RUNNABLE}
 
 
 def _entry(path: Path, out: Path) -> tuple[Callable[[int, int], Any], argparse.Namespace]:
@@ -58,16 +58,24 @@ def _reported_lines() -> set[tuple[Path, int]]:
 @pytest.fixture(autouse=True)
 def _trainer_globals() -> Any:
     """Variants patch their clean trainer's module globals (``fsdp2_trainer.mean_loss =
-    ...``); threads mode shares them, so each test puts them back."""
+    ...``); threads mode shares them, and gloo mode forks them. Each test puts back
+    the trainer modules it found and forgets the ones it imported."""
     folder = trainer_runs.TRAINERS.resolve()
-    saved = {
-        name: dict(vars(module))
-        for name, module in list(sys.modules.items())
-        if Path(getattr(module, "__file__", None) or "/").resolve().parent == folder
-    }
+
+    def trainers() -> dict[str, Any]:
+        return {
+            name: module
+            for name, module in list(sys.modules.items())
+            if Path(getattr(module, "__file__", None) or "/").resolve().parent == folder
+        }
+
+    saved = {name: dict(vars(module)) for name, module in trainers().items()}
     yield
-    for name, namespace in saved.items():
-        vars(sys.modules[name]).update(namespace)
+    for name in trainers():
+        if name in saved:
+            vars(sys.modules[name]).update(saved[name])
+        else:
+            del sys.modules[name]
 
 
 def _check(fixture: trainer_runs.Fixture, mode: str, tmp_path: Path) -> None:

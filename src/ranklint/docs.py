@@ -76,12 +76,20 @@ def render_rule(rule: type[Rule]) -> str:
         "",
         rule.limits.strip(),
         "",
+        *_runtime_section(rule),
         "## Options",
         "",
         _rule_options(rule),
         "",
     ]
     return "\n".join(parts)
+
+
+def _runtime_section(rule: type[Rule]) -> list[str]:
+    """The "Prove it at run time" section, for the rules that have a runtime check."""
+    if not rule.runtime_check:
+        return []
+    return ["## Prove it at run time", "", rule.runtime_check.strip(), ""]
 
 
 def example_report(rule: type[Rule], example: str) -> list[str]:

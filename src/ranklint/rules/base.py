@@ -98,6 +98,9 @@ class Rule(NodeVisitor):
     limits: ClassVar[str]
     valid: ClassVar[Sequence[str]]
     invalid: ClassVar[Sequence[str]]
+    # How to prove or clear a finding with the runtime companion (Markdown with
+    # one runnable ``python`` block; tests/test_runtime_rule_docs.py runs it).
+    runtime_check: ClassVar[str] = ""
 
     def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
         super().__init__(ctx)

@@ -1,13 +1,14 @@
 """The one place that touches torch's private distributed APIs.
 
-The runtime companion depends on three things torch does not promise to keep:
+The runtime companion depends on four things torch does not promise to keep:
 
 - the threaded world of ``torch.testing._internal.distributed.multi_threaded_pg``
   (its thread-local ``_world`` and the data-moving collective classes);
 - ``torch._C._distributed_c10d._set_thread_isolation_mode``, which makes
   functional collectives resolve groups per thread;
 - the Flight Recorder dump (``torch._C._distributed_c10d._dump_fr_trace``) and
-  the layout of its entries.
+  the layout of its entries;
+- ``distributed_c10d``'s world (its registered group names) and default store.
 
 :func:`threads_api` and :func:`read_flight_recorder` check them and fail with
 :class:`TorchAdapterError`, naming what moved, so that a torch release that
@@ -137,6 +138,22 @@ def threads_available() -> bool:
     return True
 
 
+def default_store(dist: ModuleType) -> Any:
+    """The default group's store (to meet outside any collective)."""
+    return dist.distributed_c10d._get_default_store()
+
+
+def known_groups(dist: ModuleType) -> dict[str, tuple[int, ...]]:
+    """The name and global ranks of every group this process's world registered."""
+    groups: dict[str, tuple[int, ...]] = {}
+    for group, name in list(dist.distributed_c10d._world.pg_names.items()):
+        try:
+            groups[str(name)] = tuple(dist.get_process_group_ranks(group))
+        except Exception:  # a group torch keeps for itself
+            logger.debug("no ranks for group %s", name, exc_info=True)
+    return groups
+
+
 def dump_flight_recorder() -> bytes:
     """This process's Flight Recorder buffer, pickled as torch writes it."""
     import torch
@@ -157,6 +174,7 @@ class RecordedOp:
     shapes: tuple[tuple[int, ...], ...]
     dtypes: tuple[str, ...]
     frames: tuple[tuple[str, int, str], ...]  # (file, line, function), innermost first
+    time_ns: int = 0
 
 
 def read_flight_recorder(data: bytes) -> list[RecordedOp]:
@@ -186,6 +204,94 @@ def read_flight_recorder(data: bytes) -> list[RecordedOp]:
                 frames=tuple(
                     (str(f["filename"]), int(f["line"]), str(f["name"])) for f in entry["frames"]
                 ),
+                time_ns=int(entry.get("time_created_ns") or 0),
             )
         )
     return ops
+
+
+#: ProcessGroup methods whose options carry what Flight Recorder leaves out.
+_ANNOTATED = (
+    "allreduce",
+    "allreduce_coalesced",
+    "broadcast",
+    "reduce",
+    "scatter",
+    "gather",
+    "reduce_scatter",
+    "reduce_scatter_single",
+)
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """What a gloo rank's Python-issued collective had besides Flight Recorder's record.
+
+    ``method`` is the ProcessGroup method (or ``new_group``), ``root`` the
+    group-local root, ``reduce_op`` the reduction's name, ``ranks`` the new
+    group's members; ``time_ns`` orders it against Flight Recorder's entries.
+    """
+
+    method: str
+    group_name: str
+    time_ns: int
+    root: int | None = None
+    reduce_op: str | None = None
+    ranks: tuple[int, ...] | None = None
+    frames: tuple[tuple[str, int, str], ...] = ()
+
+
+def record_annotations(sink: list[Annotation], frames: Any) -> None:
+    """Wrap this process's ProcessGroup methods and ``new_group`` to append to ``sink``.
+
+    For forked gloo ranks only: the wrappers stay until the process ends.
+    ``frames(frame)`` turns a live frame into the (file, line, function) list.
+    """
+    import sys
+    import time
+
+    import torch
+    import torch.distributed.distributed_c10d as c10d
+
+    group_class = torch._C._distributed_c10d.ProcessGroup
+    for method in _ANNOTATED:
+        original = getattr(group_class, method, None)
+        if original is None:
+            raise _missing(f"ProcessGroup.{method}")
+        setattr(group_class, method, _annotating(method, original, sink))
+    create = getattr(c10d, "_new_group_with_tag", None)
+    if create is None:
+        raise _missing("distributed_c10d._new_group_with_tag")
+
+    def new_group(ranks: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs.get("use_local_synchronization", False):
+            members = tuple(sorted(ranks)) if ranks else tuple(range(c10d.get_world_size()))
+            sink.append(
+                Annotation(
+                    "new_group",
+                    str(c10d._get_default_group().group_name),
+                    time.time_ns(),
+                    ranks=members,
+                    frames=tuple(frames(sys._getframe(1))),
+                )
+            )
+        return create(ranks, *args, **kwargs)
+
+    c10d._new_group_with_tag = new_group
+
+
+def _annotating(method: str, original: Any, sink: list[Annotation]) -> Any:
+    import time
+
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        opts = next(
+            (a for a in reversed(args) if hasattr(a, "reduceOp") or hasattr(a, "rootRank")), None
+        )
+        root = getattr(opts, "rootRank", None)
+        op = getattr(opts, "reduceOp", None)
+        name = str(getattr(op, "op", op)).rpartition(".")[2] if op is not None else None
+        root_rank = int(root) if root is not None else None
+        sink.append(Annotation(method, str(self.group_name), time.time_ns(), root_rank, name))
+        return original(self, *args, **kwargs)
+
+    return wrapper

@@ -13,8 +13,11 @@ process; the parent kills whatever is left at the deadline. The parent then
 rebuilds every rank's collectives from the dumps and diffs them like threads
 mode does.
 
-Flight Recorder does not record src/dst, the reduce op or group creation, so
-gloo mode compares op, group, shapes and dtypes (threads mode compares all).
+Flight Recorder does not record src/dst, the reduce op or group creation:
+each rank wraps the ProcessGroup methods that take them, and ``new_group``,
+and the parent merges those annotations into Flight Recorder's entries by
+group, op and time (:func:`_annotate`). Functional collectives bypass the
+wrappers: their reduce op is not compared here.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -87,19 +91,6 @@ def _write(path: Path, outcome: dict[str, Any]) -> None:
     os.replace(temporary, path)
 
 
-def _groups(dist: Any) -> dict[str, tuple[int, ...]]:
-    """The name and global ranks of every group this rank knows."""
-    import torch.distributed.distributed_c10d as c10d
-
-    groups: dict[str, tuple[int, ...]] = {}
-    for group, name in list(c10d._world.pg_names.items()):
-        try:
-            groups[str(name)] = tuple(dist.get_process_group_ranks(group))
-        except Exception:  # a group torch keeps for itself
-            logger.debug("no ranks for group %s", name, exc_info=True)
-    return groups
-
-
 def _collective_timeout(timeout: float) -> float:
     """How long one collective may wait for its peers before gloo gives up.
 
@@ -111,7 +102,7 @@ def _collective_timeout(timeout: float) -> float:
 
 def _meet(dist: Any, key: str, world_size: int, patience: float) -> None:
     """Wait, on the store and outside any collective, until every rank posted ``key``."""
-    store = dist.distributed_c10d._get_default_store()
+    store = _torch.default_store(dist)
     store.add(key, 1)
     give_up = time.monotonic() + patience
     while store.add(key, 0) < world_size and time.monotonic() < give_up:
@@ -135,7 +126,8 @@ def _child(
     os.environ.update(LOCAL_WORLD_SIZE=str(world_size))
     torch, dist = _torch.import_torch()
     torch.set_num_threads(1)
-    outcome: dict[str, Any] = {"rank": rank, "state": "failed", "result": None}
+    notes: list[_torch.Annotation] = []
+    outcome: dict[str, Any] = {"rank": rank, "state": "failed", "result": None, "notes": notes}
     written = threading.Lock()
     main = threading.main_thread()
 
@@ -145,7 +137,7 @@ def _child(
         outcome.update(update)
         try:
             outcome["fr"] = _torch.dump_flight_recorder()
-            outcome["groups"] = _groups(dist)
+            outcome["groups"] = _torch.known_groups(dist)
         except Exception as error:  # no process group, or Flight Recorder moved
             outcome.setdefault("error", f"{type(error).__name__}: {error}")
         _write(_outcome_path(folder, rank), outcome)
@@ -163,6 +155,7 @@ def _child(
             value = seed if same_seed else seed + rank
             random.seed(value)
             torch.manual_seed(value)
+        _torch.record_annotations(notes, stacks.frames_of)
         store = f"file://{folder}/store"
         pg_timeout = datetime.timedelta(seconds=_collective_timeout(timeout))
         dist.distributed_c10d.default_pg_timeout = pg_timeout
@@ -228,32 +221,86 @@ def _read(path: Path, rank: int) -> dict[str, Any]:
         return {"rank": rank, "state": "killed", "error": "the process left no outcome"}
 
 
+def family(name: str) -> str:
+    """An op's name without separators and variant suffixes: ``_reduce_scatter_base`` ->
+    ``reducescatter``, so a ProcessGroup method matches Flight Recorder's name for it."""
+    name = name.replace("_", "")
+    for suffix in ("single", "coalesced", "base"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def _annotate(
+    ops: list[_torch.RecordedOp], notes: Sequence[_torch.Annotation]
+) -> dict[int, _torch.Annotation]:
+    """Each annotation's Flight Recorder entry: the first unmatched one of the same
+    group and op family created at or after it. Keyed by the entry's index."""
+    matched: dict[int, _torch.Annotation] = {}
+    for note in sorted(notes, key=lambda n: n.time_ns):
+        if note.method == "new_group":
+            continue
+        for index, op in enumerate(ops):
+            if (
+                index not in matched
+                and op.group_name == note.group_name
+                and family(op.op) == family(note.method)
+                and (op.time_ns == 0 or op.time_ns >= note.time_ns)
+            ):
+                matched[index] = note
+                break
+    return matched
+
+
 def _collectives(outcome: dict[str, Any], roots: Sequence[str]) -> list[Collective]:
+    """A rank's collectives: Flight Recorder's entries with the annotations merged in."""
     groups: dict[str, tuple[int, ...]] = outcome.get("groups") or {}
     data = outcome.get("fr")
     if not data:
         return []
+    ops = [op for op in _torch.read_flight_recorder(data) if op.group_name in groups]
+    notes: list[_torch.Annotation] = list(outcome.get("notes") or ())
+    matched = _annotate(ops, notes)
+    timeline: list[tuple[int, int, Collective]] = []
+    for index, op in enumerate(ops):
+        note = matched.get(index)
+        members = groups[op.group_name]
+        root = None
+        if note is not None and note.root is not None and note.root < len(members):
+            root = members[note.root]
+        site, api = stacks.locate(op.frames, roots)
+        collective = Collective(
+            op=op.op,
+            group=members,
+            group_name=op.group_name,
+            seq=0,
+            shapes=op.shapes,
+            dtypes=tuple(_DTYPES.get(d, d) for d in op.dtypes),
+            root=root,
+            reduce_op=note.reduce_op if note is not None else None,
+            api=api,
+            site=site,
+            callers=stacks.callers(op.frames, roots),
+        )
+        timeline.append((op.time_ns, index, collective))
+    for index, note in enumerate(notes):
+        if note.method == "new_group" and note.group_name in groups:
+            site, api = stacks.locate(note.frames, roots)
+            collective = Collective(
+                op="new_group",
+                group=groups[note.group_name],
+                group_name=note.group_name,
+                seq=0,
+                extra=(("ranks", str(list(note.ranks or ()))),),
+                site=site,
+                callers=stacks.callers(note.frames, roots),
+            )
+            timeline.append((note.time_ns, len(ops) + index, collective))
     counts: dict[str, int] = {}
     log = []
-    for op in _torch.read_flight_recorder(data):
-        if op.group_name not in groups:
-            continue  # the DETAIL wrapper's own groups
-        seq = counts.get(op.group_name, 0)
-        counts[op.group_name] = seq + 1
-        site, api = stacks.locate(op.frames, roots)
-        log.append(
-            Collective(
-                op=op.op,
-                group=groups[op.group_name],
-                group_name=op.group_name,
-                seq=seq,
-                shapes=op.shapes,
-                dtypes=tuple(_DTYPES.get(d, d) for d in op.dtypes),
-                api=api,
-                site=site,
-                callers=stacks.callers(op.frames, roots),
-            )
-        )
+    for _time, _index, collective in sorted(timeline, key=lambda item: item[:2]):
+        seq = counts.get(collective.group_name, 0)
+        counts[collective.group_name] = seq + 1
+        log.append(replace(collective, seq=seq))
     return log
 
 

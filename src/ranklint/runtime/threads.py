@@ -325,6 +325,8 @@ def run(
     _FACTORY[0] = lambda rank, size: group_class(rank, tuple(range(size)), rank)
     saved_env = {key: os.environ.get(key) for key in _RANK_ENV}
     outer_rng = isolation._capture()
+    # init_process_group chains a "[rankN]" prefix onto sys.excepthook, once per rank.
+    excepthook = sys.excepthook
     store = dist.HashStore()
 
     def body(rank: int) -> None:
@@ -363,6 +365,7 @@ def run(
         api.set_isolation(False)
         api.uninstall()
         _restore(saved_env, outer_rng, isolation)
+        sys.excepthook = excepthook
         _ACTIVE.release()
     if world.failure is not None:
         raise world.failure

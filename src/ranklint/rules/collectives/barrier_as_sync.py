@@ -35,6 +35,26 @@ what is needed.
 A barrier is sometimes the simplest correct tool (around a one-time download
 on rank 0); suppress those with `# noqa: RNK107` and a reason.
 """
+    runtime_check = """\
+A barrier used to pass data works in threads mode (the ranks share memory) and
+on one host (a shared disk), so a runtime test cannot prove this finding; it
+can show that the fix, a collective that carries the data, delivers it to every
+rank.
+
+```python
+import torch.distributed as dist
+from ranklint.runtime import run_ranks
+
+
+def share_checkpoint_path(rank, world_size):
+    path = [f"/ckpt/step-100 (written by rank {rank})" if rank == 0 else None]
+    dist.broadcast_object_list(path, src=0)  # carries the data; a barrier only waits
+    return path[0]
+
+
+assert run_ranks(share_checkpoint_path, 2) == ["/ckpt/step-100 (written by rank 0)"] * 2
+```
+"""
     valid = (
         """
         import torch.distributed as dist

@@ -40,6 +40,27 @@ Only integer literals; computed roots are assumed to be global ranks
 their name (`group=self.model_update_group`) are not reported: RL trainers
 create such groups outside the default group, where ranks map to themselves.
 """
+    runtime_check = """\
+A global root outside the group fails on the group's ranks; the companion names
+the rank that raised.
+
+```python
+import pytest
+import torch
+import torch.distributed as dist
+from ranklint.runtime import RankFailure, run_ranks
+
+
+def broadcast_in_group(rank, world_size):
+    high = dist.new_group([2, 3])
+    if rank in (2, 3):
+        dist.broadcast(torch.ones(1), src=0, group=high)  # global rank 0 is not in it
+
+
+with pytest.raises(RankFailure, match="Global rank 0 is not part of group"):
+    run_ranks(broadcast_in_group, 4)
+```
+"""
     valid = (
         """
         import torch.distributed as dist

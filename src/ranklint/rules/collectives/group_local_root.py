@@ -67,6 +67,29 @@ mapped back to global numbering (`dist.get_global_rank(g, i)`,
 `dist.get_process_group_ranks(g)[i]`) and products (`pp_rank * tp_size +
 tp_rank`, a global rank built from axis ranks) are not group-local.
 """
+    runtime_check = """\
+A group-local rank passed as a global root names another rank (or none in the
+group); the companion shows which rank raised, or, where the rank exists, whose
+data arrived.
+
+```python
+import pytest
+import torch
+import torch.distributed as dist
+from ranklint.runtime import RankFailure, run_ranks
+
+
+def share_from_leader(rank, world_size):
+    groups = [dist.new_group([0, 1]), dist.new_group([2, 3])]
+    group = groups[rank // 2]
+    leader = 0  # the leader's rank *within* the group
+    dist.broadcast(torch.ones(1), src=leader, group=group)  # src is a global rank
+
+
+with pytest.raises(RankFailure, match="Global rank 0 is not part of group"):
+    run_ranks(share_from_leader, 4)
+```
+"""
     valid = (
         """
         import torch.distributed as dist

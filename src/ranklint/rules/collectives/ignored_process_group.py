@@ -55,6 +55,32 @@ Wrappers from the catalog without a group parameter (accelerate, Lightning)
 are not reported. A group parameter that the function only forwards to
 project helpers under another keyword is not recognised.
 """
+    runtime_check = """\
+A helper that ignores its group parameter reduces over the whole world; when
+only the group's members call it, the other ranks never issue the collective.
+
+```python
+import pytest
+import torch
+import torch.distributed as dist
+from ranklint.runtime import DivergenceError, run_ranks
+
+
+def sync(tensor, group):
+    dist.all_reduce(tensor)  # the group parameter is ignored: the world reduces
+
+
+def step(rank, world_size):
+    low = dist.new_group([0, 1])
+    dist.new_group([2, 3])
+    if rank in (0, 1):
+        sync(torch.ones(1), group=low)
+
+
+with pytest.raises(DivergenceError, match="ranks 2, 3 never issued it"):
+    run_ranks(step, 4)
+```
+"""
     valid = (
         """
         import torch.distributed as dist

@@ -38,6 +38,26 @@ the op makes the intent reviewable.
 `ReduceOp.AVG` exists only on NCCL (and some other backends); on gloo, sum
 and divide by the world size.
 """
+    runtime_check = """\
+An implicit `SUM` does not hang; it gives a value `world_size` times too large
+where a mean was meant. A runtime test pins the value down.
+
+```python
+import torch
+import torch.distributed as dist
+from ranklint.runtime import run_ranks
+
+
+def mean_loss(rank, world_size):
+    loss = torch.tensor(1.0)  # every rank's local mean is 1.0
+    dist.all_reduce(loss)  # SUM, not the mean
+    return loss.item()
+
+
+# The logged "mean" is world_size times the real one.
+assert run_ranks(mean_loss, 4) == [4.0] * 4
+```
+"""
     valid = (
         """
         import torch.distributed as dist

@@ -42,6 +42,25 @@ Only the catalog's torch.distributed APIs and their DeepSpeed mirrors;
 accelerate's `broadcast(tensor, from_process=0)` has a documented default and
 is not reported.
 """
+    runtime_check = """\
+The implicit root is not a hang but a choice: a runtime test shows whose data
+every rank ends with.
+
+```python
+import torch.distributed as dist
+from ranklint.runtime import run_ranks
+
+
+def share_config(rank, world_size):
+    objects = [f"config of rank {rank}"]
+    dist.broadcast_object_list(objects)  # the root is rank 0, implicitly
+    return objects[0]
+
+
+# Every rank ends with rank 0's object: make sure rank 0 is the one you meant.
+assert run_ranks(share_config, 2) == ["config of rank 0"] * 2
+```
+"""
     valid = (
         """
         import torch.distributed as dist

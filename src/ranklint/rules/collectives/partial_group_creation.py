@@ -46,6 +46,25 @@ the process's own `rank=` by design) is initialisation, not a subgroup.
 Creation under `if self.x is None:` is lazy — whichever call comes first
 creates it on every rank — and is not followed through calls.
 """
+    runtime_check = """\
+Group creation is a collective of the whole world; the companion records
+`new_group` with its ranks and reports the ranks that never call it.
+
+```python
+import pytest
+import torch.distributed as dist
+from ranklint.runtime import DivergenceError, run_ranks
+
+
+def make_rollout_group(rank, world_size):
+    if rank in (0, 1):
+        dist.new_group([0, 1])  # ranks 2 and 3 never call it
+
+
+with pytest.raises(DivergenceError, match="new_group"):
+    run_ranks(make_rollout_group, 4)
+```
+"""
     valid = (
         """
         import torch.distributed as dist

@@ -35,6 +35,26 @@ condition or after a rank-dependent early exit, where naming oneself as root
 is usually the sending side of a protocol whose receivers name the sender.
 A project helper that returns the rank is not followed here.
 """
+    runtime_check = """\
+A rank-dependent root makes the ranks disagree on the root of the same
+collective; the companion compares `src`/`dst` and names both lines.
+
+```python
+import pytest
+import torch
+import torch.distributed as dist
+from ranklint.runtime import DivergenceError, run_ranks
+
+
+def publish(rank, world_size):
+    weights = torch.full((2,), float(rank))
+    dist.broadcast(weights, src=rank)  # every rank names itself
+
+
+with pytest.raises(DivergenceError, match="disagree on the root"):
+    run_ranks(publish, 2)
+```
+"""
     valid = (
         """
         import torch.distributed as dist

@@ -148,6 +148,29 @@ a rank gives `all_gather_object`; a test of the file system (`os.path.exists`,
 same function writes (`open(path, "w")`, `torch.save(x, path)`): ranks that
 look after the write see the file, the others do not.
 """
+    runtime_check = """\
+Run the function on simulated ranks with the runtime companion (`pip install
+'ranklint[runtime]'`, [docs/runtime.md](../runtime.md)): if the ranks really
+diverge, the test fails with each rank's line, and this finding is quoted under
+the diverging collective.
+
+```python
+import pytest
+import torch
+import torch.distributed as dist
+from ranklint.runtime import DivergenceError, run_ranks
+
+
+def log_loss(rank, world_size):
+    loss = torch.ones(1)
+    if rank == 0:
+        dist.all_reduce(loss)  # only rank 0 reaches it
+
+
+with pytest.raises(DivergenceError, match="rank 1 never issued it"):
+    run_ranks(log_loss, 2)
+```
+"""
     valid = VALID
     invalid = INVALID
 

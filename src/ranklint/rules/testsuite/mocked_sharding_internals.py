@@ -81,6 +81,28 @@ outside the sharding packages
 (`torch.distributed.algorithms._checkpoint.checkpoint_wrapper.apply_activation_checkpointing`)
 are not reported: there is no public path to patch instead.
 """
+    runtime_check = """\
+Instead of mocking FSDP2 or DTensor internals, run the real thing on simulated
+CPU ranks: threads mode moves real data between ranks, in milliseconds.
+
+```python
+import torch
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.fsdp import fully_shard
+from ranklint.runtime import run_ranks
+
+
+# Instead of mocking FSDP2's internals, shard a real model on simulated ranks.
+def shard(rank, world_size):
+    mesh = init_device_mesh("cpu", (world_size,))
+    model = torch.nn.Linear(8, 4)
+    fully_shard(model, mesh=mesh)
+    return tuple(model.weight.to_local().shape)
+
+
+assert run_ranks(shard, 2) == [(2, 8), (2, 8)]
+```
+"""
     valid = (
         """
         from unittest import mock

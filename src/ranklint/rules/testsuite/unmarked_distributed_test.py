@@ -111,6 +111,33 @@ known to it; exempt such folders with `per-file-ignores`
 parametrization (`.to(device)`) is not followed. Torch's own test decorators
 are recognised by name (`skip_if_lt_x_gpu`, `requires_nccl`).
 """
+    runtime_check = """\
+Simulated ranks need no launcher and no marker of their own: the runtime
+companion's pytest plugin runs a test body on N ranks in threads, in
+milliseconds, and fails with a per-rank diff instead of hanging.
+
+```python
+import pytest
+import torch
+import torch.distributed as dist
+from ranklint.runtime import run_ranks
+
+
+# Instead of an unmarked test that starts process groups itself, run the body
+# on simulated ranks: with the pytest plugin, `@pytest.mark.ranks(2)` on the
+# test; here, the same through run_ranks.
+def test_loss_is_averaged():
+    def body(rank, world_size):
+        loss = torch.tensor(float(rank))
+        dist.all_reduce(loss, op=dist.ReduceOp.AVG)
+        return loss.item()
+
+    assert run_ranks(body, 2) == pytest.approx([0.5, 0.5], rel=0, abs=1e-6)
+
+
+test_loss_is_averaged()
+```
+"""
     valid = (
         """
         import pytest
