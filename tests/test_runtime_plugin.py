@@ -65,3 +65,16 @@ def test_plugin_registers_the_marker_under_strict_markers(pytester: pytest.Pytes
     result = pytester.runpytest_subprocess("--markers")
 
     assert "@pytest.mark.ranks(world_size, mode='threads', timeout=60.0)" in result.stdout.str()
+
+
+def test_plugin_under_xdist_and_pytest_timeout_gives_the_same_verdicts(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_ranks=BODIES)
+
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-q", "-n", "2", "--timeout", "60"
+    )
+
+    result.assert_outcomes(passed=2, failed=3)
+    assert "(raised on rank 2 of 3)" in result.stdout.str()

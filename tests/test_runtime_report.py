@@ -13,6 +13,7 @@ from ranklint.runtime.report import (
     Collective,
     Divergence,
     DivergenceError,
+    RankFailure,
     RanksTimeout,
     RankView,
     Site,
@@ -183,3 +184,232 @@ def test_linter_never_imports_the_runtime_companion_or_torch() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
 
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"group": (0, 2)}, "group"),
+        ({"dtypes": ("int64",)}, "dtype"),
+        ({"extra": (("ranks", "[0]"),)}, "arguments"),
+    ],
+)
+def test_differences_names_each_field_alone(change: dict, field: str) -> None:
+    other = Collective(**{**_c().__dict__, **change})
+
+    assert _c().differences(other) == [field]
+
+
+def test_describe_reduce_names_its_root_dst_and_joins_dtypes() -> None:
+    collective = _c("reduce", dtypes=("float32", "int64"), root=1, reduce_op="MAX", site=None)
+
+    assert collective.describe(dtypes=True) == (
+        "reduce(group=[0, 1], shape=(4,), dtype=float32,int64, dst=1, op=MAX)"
+    )
+
+
+def test_status_of_a_running_rank_with_a_stale_collective_is_running() -> None:
+    view = RankView(0, "running", (), waiting_in=_c(), stack=())
+
+    assert view.status() == "still running (no collective)"
+
+
+def test_status_of_a_ready_rank_says_another_rank_holds_the_turn() -> None:
+    status = RankView(0, "ready", ()).status()
+
+    assert status == "ready to run, but another rank never gave up its turn (threads mode)"
+
+
+def test_status_of_a_running_rank_names_its_innermost_frame() -> None:
+    stack = (Site("/a.py", 1, "main"), Site("/a.py", 2, "train"), Site("/a.py", 3, "step"))
+
+    assert RankView(0, "running", (), stack=stack).status() == (
+        "still running at /a.py:3 in step() (no collective)"
+    )
+
+
+def test_rank_failure_keeps_rank_error_and_trimmed_traceback() -> None:
+    error = ValueError("bad batch")
+
+    failure = RankFailure(3, error, "Traceback ...\n  line 9\n\n")
+
+    assert (failure.rank, failure.error, failure.traceback_text) == (
+        3,
+        error,
+        "Traceback ...\n  line 9\n\n",
+    )
+    assert str(failure) == "rank 3 raised ValueError: bad batch\nTraceback ...\n  line 9"
+
+
+def test_ranks_timeout_shows_every_outer_frame_outermost_last() -> None:
+    stack = (Site("/a.py", 1, "main"), Site("/a.py", 2, "train"), Site("/a.py", 3, "step"))
+
+    lines = str(RanksTimeout(1, [RankView(0, "running", (), stack=stack)])).splitlines()
+
+    assert lines[2:] == ["      /a.py:2 in train()", "      /a.py:1 in main()"]
+
+
+def test_render_full_text_of_a_three_rank_divergence() -> None:
+    here = os.path.abspath("train.py")
+    caller = Site(here, 80, "main")
+    log0 = (
+        *tuple(_c(seq=n) for n in range(6)),
+        _c("all_reduce", seq=6, dtypes=("int64",), reduce_op="SUM", callers=(caller,)),
+    )
+    log1 = (*tuple(_c(seq=n) for n in range(6)), _c("all_reduce", seq=6, reduce_op="SUM"))
+    views = [
+        RankView(0, "waiting", log0, waiting_in=log0[-1]),
+        RankView(1, "waiting", log1, waiting_in=log1[-1]),
+    ]
+    divergence = compare_position((0, 1, 2), "0", 6, {0: log0[-1], 1: log1[-1]})
+    assert divergence is not None
+
+    text = render(divergence, views, {(here, 80): "RNK102 guarded"})
+
+    assert text.splitlines() == [
+        "ranks diverged at collective #6 on group [0, 1, 2]: the ranks disagree on the dtype",
+        "  rank 0: all_reduce(group=[0, 1], shape=(4,), dtype=int64, op=SUM)"
+        " at train.py:16 in step()",
+        "      ranklint: at train.py:80 in main(): RNK102 guarded",
+        "  rank 1: all_reduce(group=[0, 1], shape=(4,), dtype=float32, op=SUM)"
+        " at train.py:16 in step()",
+        "  rank 2: (no record)",
+        "sequences on group [0, 1, 2] up to the mismatch (>> marks it):",
+        "  rank 0:",
+        "        ... 2 earlier",
+        "       #2 all_reduce(group=[0, 1], shape=(4,), dtype=float32) at train.py:12 in step()",
+        "       #3 all_reduce(group=[0, 1], shape=(4,), dtype=float32) at train.py:13 in step()",
+        "       #4 all_reduce(group=[0, 1], shape=(4,), dtype=float32) at train.py:14 in step()",
+        "       #5 all_reduce(group=[0, 1], shape=(4,), dtype=float32) at train.py:15 in step()",
+        "    >> #6 all_reduce(group=[0, 1], shape=(4,), dtype=int64, op=SUM)"
+        " at train.py:16 in step()",
+        "  rank 1:",
+        "        ... 2 earlier",
+        "       #2 all_reduce(group=[0, 1], shape=(4,), dtype=float32) at train.py:12 in step()",
+        "       #3 all_reduce(group=[0, 1], shape=(4,), dtype=float32) at train.py:13 in step()",
+        "       #4 all_reduce(group=[0, 1], shape=(4,), dtype=float32) at train.py:14 in step()",
+        "       #5 all_reduce(group=[0, 1], shape=(4,), dtype=float32) at train.py:15 in step()",
+        "    >> #6 all_reduce(group=[0, 1], shape=(4,), dtype=float32, op=SUM)"
+        " at train.py:16 in step()",
+        "  rank 2:",
+        "    >> #6 (none)",
+    ]
+
+
+def test_render_member_with_a_view_but_no_collective_counts_what_it_issued() -> None:
+    views = [RankView(0, "finished", (_c(seq=0),)), RankView(1, "waiting", (_c(seq=0), _c(seq=1)))]
+    divergence = compare_position(GROUP, "0", 1, {1: views[1].log[1]})
+    assert divergence is not None
+
+    lines = render(divergence, views).splitlines()
+
+    assert lines[1] == (
+        "  rank 0: no collective #1 on this group (issued 1); "
+        "returned from the function (no collective)"
+    )
+    assert lines[5] == "       #0 all_reduce(group=[0, 1], shape=(4,)) at train.py:10 in step()"
+
+
+def test_note_without_a_site_looks_at_the_callers() -> None:
+    here = os.path.abspath("train.py")
+    collective = _c(site=None, callers=(Site(here, 5, "main"),))
+    divergence = Divergence(GROUP, "0", 0, "reason", {0: collective})
+
+    text = render(divergence, [RankView(0, "waiting", (collective,))], {(here, 5): "RNK102 x"})
+
+    assert "      ranklint: at train.py:5 in main(): RNK102 x" in text
+
+
+def test_compare_position_keeps_every_field_of_the_divergence() -> None:
+    at = {0: _c(), 1: _c(shapes=((2,),))}
+
+    assert compare_position(GROUP, "g", 4, at) == Divergence(
+        GROUP, "g", 4, "the ranks disagree on the shape", at
+    )
+    assert compare_position(GROUP, "g", 4, {0: at[0]}) == Divergence(
+        GROUP, "g", 4, "rank 1 never issued it", {0: at[0]}
+    )
+
+
+def test_first_divergence_shorter_log_ends_early_and_missing_view_is_empty() -> None:
+    views = [RankView(0, "finished", (_c(seq=0), _c(seq=1))), RankView(1, "finished", (_c(seq=0),))]
+
+    divergence = first_divergence(views)
+    lone = first_divergence([RankView(0, "finished", (_c(seq=0),))])
+
+    assert divergence is not None
+    assert (divergence.group_name, divergence.position) == ("0", 1)
+    assert divergence.reason == "rank 1 never issued it"
+    assert lone is not None
+    assert lone.reason == "rank 1 never issued it"
+
+
+def test_first_divergence_of_two_groups_is_the_one_issued_first() -> None:
+    def on(name: str, seq: int, op: str = "all_reduce") -> Collective:
+        return Collective(op=op, group=GROUP, group_name=name, seq=seq)
+
+    log0 = (on("a", 0), on("a", 1), on("b", 0, "barrier"), on("a", 2, "broadcast"))
+    log1 = (on("a", 0), on("a", 1), on("b", 0), on("a", 2))
+    views = [RankView(0, "finished", log0), RankView(1, "finished", log1)]
+
+    divergence = first_divergence(views)
+
+    assert divergence is not None
+    assert (divergence.group_name, divergence.position) == ("b", 0)
+
+
+def test_library_roots_hold_the_module_folders_and_the_standard_library() -> None:
+    import sysconfig
+
+    roots = stacks.library_roots("/opt/torch/__init__.py", "/opt/pkg/sub/mod.py")
+
+    expected = {"/opt/torch/", "/opt/pkg/sub/"}
+    expected |= {os.path.abspath(sysconfig.get_paths()[key]) + os.sep for key in ("stdlib",)}
+    assert set(roots) >= expected
+    assert list(roots) == sorted(roots)
+    assert stacks.is_library(os.__file__, roots)
+
+
+def test_frames_of_walks_from_this_frame_outwards() -> None:
+    frame = sys._getframe()
+
+    frames = stacks.frames_of(frame)
+
+    assert (frames[0][0], frames[0][2]) == (
+        __file__,
+        "test_frames_of_walks_from_this_frame_outwards",
+    )
+    assert len(frames) > 2
+    assert stacks.frames_of(None) == []
+
+
+def test_locate_without_a_public_library_frame_has_no_api_and_callers_honour_the_limit() -> None:
+    frames = [("/lib/x.py", 1, "_inner"), *[(f"/me/{n}.py", n, f"f{n}") for n in range(5)]]
+
+    site, api = stacks.locate(frames, ("/lib/",))
+
+    assert site == Site("/me/0.py", 0, "f0")
+    assert api is None
+    assert stacks.callers(frames, ("/lib/",), limit=2) == (
+        Site("/me/1.py", 1, "f1"),
+        Site("/me/2.py", 2, "f2"),
+    )
+
+
+def test_callers_default_to_eight_frames() -> None:
+    frames = [(f"/me/{n}.py", n, f"f{n}") for n in range(12)]
+
+    assert [site.line for site in stacks.callers(frames, ())] == list(range(1, 9))
+
+
+def test_render_stops_each_sequence_at_the_mismatch() -> None:
+    log0 = (_c(seq=0), _c("broadcast", seq=1, root=0), _c(seq=2))
+    log1 = (_c(seq=0), _c(seq=1), _c(seq=2))
+    views = [RankView(0, "finished", log0), RankView(1, "finished", log1)]
+    divergence = first_divergence(views)
+    assert divergence is not None
+
+    text = render(divergence, views)
+
+    assert "#2" not in text
+    assert text.count(">> #1") == 2

@@ -82,11 +82,8 @@ class Collective:
     def differences(self, other: Collective) -> list[str]:
         """The names of the fields where ``other`` disagrees with this one."""
         names = ("op", "group", "shape", "dtype", "root", "reduce op", "arguments")
-        return [
-            name
-            for name, mine, theirs in zip(names, self.signature(), other.signature(), strict=True)
-            if mine != theirs
-        ]
+        mine, theirs = self.signature(), other.signature()
+        return [name for index, name in enumerate(names) if mine[index] != theirs[index]]
 
     def describe(self, *, dtypes: bool = False) -> str:
         """``all_reduce(group=[0, 1], shape=(4,), op=SUM)``; dtypes on request."""
@@ -227,11 +224,13 @@ def _member_line(view: RankView | None, rank: int, divergence: Divergence, dtype
 
 def _note(collective: Collective, notes: Mapping[tuple[str, int], str]) -> str | None:
     """The static finding at the collective's site, or at the nearest caller that has one."""
-    sites = (collective.site, *collective.callers) if collective.site else collective.callers
-    for index, site in enumerate(sites):
-        note = notes.get((site.file, site.line))
+    site = collective.site
+    if site is not None and (site.file, site.line) in notes:
+        return notes[(site.file, site.line)]
+    for caller in collective.callers:
+        note = notes.get((caller.file, caller.line))
         if note is not None:
-            return note if index == 0 else f"at {site}: {note}"
+            return f"at {caller}: {note}"
     return None
 
 
@@ -323,4 +322,5 @@ def first_divergence(views: Sequence[RankView]) -> Divergence | None:
                 break
     if not found:
         return None
-    return min(found, key=lambda item: item[0])[1]
+    # (order, rank) never ties between groups: one collective is on one group.
+    return min(found, key=lambda item: item[0])[1]  # pragma: no mutate  (key=None is the same)

