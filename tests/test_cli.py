@@ -489,7 +489,6 @@ def test_a_crash_outside_any_file_is_one_line_with_a_hint_unless_verbose(
     ("options", "first_line_start"),
     [
         (("--format", "json"), "["),
-        (("--format", "json", "--statistics"), "["),  # a format wins over statistics
         (("--format", "sarif"), "{"),
         (("--format", "github"), "::error "),
         (("--statistics",), "1  RNK101"),
@@ -604,7 +603,7 @@ def test_crash_in_a_command_without_verbose_option_still_hints_at_verbose(
 ) -> None:
     import ranklint.faces.cli as cli
 
-    def crash(out: object) -> int:
+    def crash(format_: str, out: object) -> int:
         raise OSError("disk")
 
     monkeypatch.setattr(cli, "_rules", crash)

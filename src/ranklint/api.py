@@ -228,7 +228,8 @@ def lint_files(
 
 def project_root(files: Sequence[str], config: Config) -> Path | None:
     """The project the files belong to: the configuration's directory when a
-    ``[tool.ranklint]`` table was found, else the nearest directory above them
+    ``[tool.ranklint]`` table was discovered above them (never the folder of a
+    file given with ``--config``), else the nearest directory above them
     holding a project marker (``pyproject.toml``, ``setup.py``, ``setup.cfg``,
     ``.git``); ``None`` when there is none."""
     try:
@@ -236,7 +237,10 @@ def project_root(files: Sequence[str], config: Config) -> Path | None:
     except ValueError:  # paths on different drives
         return None
     configured = Path(config.root).absolute()
-    if config.source is not None and (common == configured or configured in common.parents):
+    # A configuration named with --config may lie anywhere (a home folder): its
+    # folder is a root only when it was found above the files, like a project's.
+    inside = common == configured or configured in common.parents
+    if config.source is not None and config.discovered and inside:
         return configured
     if common.is_file():
         common = common.parent

@@ -353,6 +353,9 @@ class Config:
     root: Path = field(default_factory=Path.cwd)
     # The file this came from, for messages; None for defaults.
     source: Path | None = None
+    # Whether ``source`` was found above the working folder (not given with
+    # --config): only then is its folder the project root.
+    discovered: bool = False
     # Selection layers from the command line, applied after the file's.
     overrides: tuple[SelectionLayer, ...] = ()
 
@@ -493,7 +496,8 @@ def load_config(path: str | Path | None = None, *, cwd: Path | None = None) -> C
             data = _read_toml(candidate)
             tool = data.get("tool")
             if isinstance(tool, dict) and "ranklint" in tool:
-                return config_from_table(tool["ranklint"], source=candidate, root=directory)
+                found = config_from_table(tool["ranklint"], source=candidate, root=directory)
+                return dataclasses.replace(found, discovered=True)
     return Config(root=start)
 
 

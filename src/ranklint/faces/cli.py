@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import io
+import json
 import logging
+import os
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
@@ -44,12 +48,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ranklint",
         description="Static analysis for distributed PyTorch training and inference code.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"ranklint {__version__}")
     # Sub-parsers are of the parent's class (_Parser) by default.
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    check = sub.add_parser("check", help="check files and directories (default: .)")
+    check = sub.add_parser(
+        "check", help="check files and directories (default: .)", allow_abbrev=False
+    )
     check.add_argument("paths", nargs="*", metavar="PATH", help="files or directories")
     check.add_argument("--select", type=_codes, help="codes or prefixes to enable (replaces)")
     check.add_argument(
@@ -83,14 +91,35 @@ def build_parser() -> argparse.ArgumentParser:
         "call graph (findings are reported for the given paths only)",
     )
     check.add_argument(
-        "--statistics", action="store_true", help="print the number of findings per code"
+        "--statistics",
+        action="store_true",
+        help="print the number of findings per code instead of the findings (text format)",
+    )
+    check.add_argument(
+        "--output-file",
+        "-o",
+        metavar="FILE",
+        help="write the findings to FILE instead of standard output (replaced atomically)",
     )
     check.add_argument("--verbose", "-v", action="store_true", help="debug logs and tracebacks")
 
-    rule = sub.add_parser("rule", help="print one rule's documentation")
-    rule.add_argument("code", help="rule code, e.g. RNK101")
-    sub.add_parser("rules", help="list every rule")
+    rule = sub.add_parser("rule", help="print one rule's documentation", allow_abbrev=False)
+    rule.add_argument(
+        "code", nargs="?", help="rule code or name, e.g. RNK101 or import-time-process-group"
+    )
+    rule.add_argument("--all", action="store_true", help="print every rule's documentation")
+    rules = sub.add_parser("rules", help="list every rule", allow_abbrev=False)
+    rules.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    # The top-level help shows the options of `check`, the command most runs use.
+    parser.epilog = "options of `ranklint check`:\n" + _options_help(check)
     return parser
+
+
+def _options_help(parser: argparse.ArgumentParser) -> str:
+    """The option lines of ``parser``'s help, without its usage and positionals."""
+    text = parser.format_help()
+    start = text.find("options:")
+    return text[start + len("options:") :].strip("\n") if start >= 0 else text
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -104,9 +133,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "check":
             return _check(args, sys.stdout, sys.stderr)
         if args.command == "rule":
-            return _rule(args.code, sys.stdout, sys.stderr)
+            return _rule(args, sys.stdout, sys.stderr)
         if args.command == "rules":
-            return _rules(sys.stdout)
+            return _rules(args.format, sys.stdout)
     except KeyboardInterrupt:
         sys.stderr.write("ranklint: interrupted\n")
         return 130
@@ -124,25 +153,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_ERROR
 
 
-def _rule(code: str, out: TextIO, err: TextIO) -> int:
+def _rule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ranklint.docs import render_rule
-    from ranklint.rules import rule_by_code
+    from ranklint.rules import all_rules
 
-    rule = rule_by_code(code.upper())
-    if rule is None:
-        err.write(f"ranklint: error: unknown rule {code!r}; `ranklint rules` lists them\n")
+    if args.all == (args.code is not None):
+        err.write("ranklint: error: give one rule code or name, or --all\n")
         return EXIT_ERROR
-    out.write(render_rule(rule))
-    return EXIT_OK
+    if args.all:
+        out.write("\n".join(render_rule(rule) for rule in all_rules()))
+        return EXIT_OK
+    wanted = args.code.strip()
+    for rule in all_rules():
+        if wanted.upper() == rule.code or wanted.lower() == rule.name:
+            out.write(render_rule(rule))
+            return EXIT_OK
+    err.write(f"ranklint: error: unknown rule {args.code!r}; `ranklint rules` lists them\n")
+    return EXIT_ERROR
 
 
-def _rules(out: TextIO) -> int:
+def _rules(format_: str, out: TextIO) -> int:
     from ranklint.rules import all_rules
 
     rows = [
         (r.code, r.name, r.severity.value, "on" if r.default_enabled else "off", r.summary)
         for r in all_rules()
     ]
+    if format_ == "json":
+        keys = ("code", "name", "severity", "default", "summary")
+        records = [dict(zip(keys, row, strict=True)) for row in rows]
+        for record in records:
+            record["default"] = record["default"] == "on"
+        out.write(json.dumps(records, indent=2) + "\n")
+        return EXIT_OK
     name_width = max(len(row[1]) for row in rows)
     out.write(f"{'code':<7} {'name':<{name_width}} {'severity':<8} default  summary\n")
     for code, name, severity, default, summary in rows:
@@ -153,6 +196,12 @@ def _rules(out: TextIO) -> int:
 def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.jobs is not None and args.jobs < 1:
         err.write("ranklint: error: --jobs must be at least 1\n")
+        return EXIT_ERROR
+    if args.statistics and args.format != "text":
+        err.write(
+            f"ranklint: error: --statistics prints a text table; it does not combine with "
+            f"--format {args.format}\n"
+        )
         return EXIT_ERROR
     try:
         config: Config = load_config(args.config).with_overrides(
@@ -167,7 +216,8 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if args.cache_dir is not None:
             cache_dir = Path(args.cache_dir)
         else:
-            root = project_root(paths, config) or Path(config.root)
+            # Never the folder of a --config file: that may lie far above the project.
+            root = project_root(paths, config) or Path.cwd()
             cache_dir = default_cache_dir(root)
     result = lint_paths(
         paths,
@@ -177,8 +227,33 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         cache_dir=cache_dir,
         whole_project=not args.no_project_index,
     )
-    _write_findings(args, result, out)
+    if args.output_file is None:
+        _write_findings(args, result, out)
+    else:
+        buffer = io.StringIO()
+        _write_findings(args, result, buffer)
+        try:
+            write_atomically(Path(args.output_file), buffer.getvalue())
+        except OSError as exc:
+            err.write(f"ranklint: error: cannot write {args.output_file}: {exc.strerror}\n")
+            return EXIT_ERROR
+    if result.files_checked == 0 and not result.missing:
+        err.write(f"ranklint: warning: no Python files to check in {', '.join(paths)}\n")
     return _report_and_exit_code(args, result, err)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text``: a temporary file in the same folder, then a rename,
+    so a reader never sees half a file and a failed write leaves the old one."""
+    folder = path.parent if str(path.parent) else Path(".")
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def _write_findings(args: argparse.Namespace, result: LintResult, out: TextIO) -> None:
@@ -215,6 +290,8 @@ def _report_and_exit_code(args: argparse.Namespace, result: LintResult, err: Tex
 
 def _summary(result: LintResult) -> str:
     files = f"{result.files_checked} file{'s' if result.files_checked != 1 else ''} checked"
+    if not result.findings and (result.errors or result.missing):
+        return f"No findings, but the run was incomplete ({files}); see the errors above."
     if not result.findings:
         return f"All checks passed ({files})."
     by_severity = {s: sum(f.severity is s for f in result.findings) for s in Severity}
