@@ -368,6 +368,9 @@ def prepare(group: str, *, fresh: bool) -> Path:
     if fresh:
         shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True, exist_ok=True)
+    # A repository root of its own: the checkout's .gitignore ignores .cache/, and
+    # ranklint skips what git ignores when it walks folders.
+    (work / ".git").mkdir(exist_ok=True)
     for name in _COPIED:
         source = REPO / name
         target = work / name

@@ -130,9 +130,7 @@ def test_project_root_is_the_configured_root_for_files_inside_it(tmp_path: Path)
     write(tmp_path / "pyproject.toml", "[tool.ranklint]\n")
     write(tmp_path / "sub" / "setup.py", "")
     write(tmp_path / "sub" / "a.py", "")
-    config = Config(
-        root=str(tmp_path), source=str(tmp_path / "pyproject.toml"), discovered=True
-    )
+    config = Config(root=str(tmp_path), source=str(tmp_path / "pyproject.toml"), discovered=True)
 
     assert project_root([str(tmp_path / "sub" / "a.py")], config) == tmp_path
 

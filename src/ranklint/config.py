@@ -231,6 +231,13 @@ class Config:
     extend_exclude: tuple[str, ...] = option(
         (), PATTERNS, "patterns excluded on top of `exclude`", extends="exclude"
     )
+    respect_gitignore: bool = option(
+        True,
+        BOOLEAN,
+        "skip the files git ignores (`.gitignore` files and `.git/info/exclude` of the "
+        "repository holding the walked folders) when walking folders; files named on the "
+        "command line are checked anyway, unless `--force-exclude`",
+    )
     rank_names: tuple[str, ...] = option(
         DEFAULT_RANK_NAMES,
         GLOBS,

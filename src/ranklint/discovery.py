@@ -59,9 +59,75 @@ def discover(paths: Sequence[str], config: Config, *, force_exclude: bool = Fals
     return result
 
 
+class _GitIgnores:
+    """The ``.gitignore`` files that apply in a walk: the repository's (its
+    ``info/exclude`` and every ``.gitignore`` from its root down), deeper files
+    overriding shallower ones, as git reads them. Outside a repository: none."""
+
+    def __init__(self, top: str) -> None:
+        top = os.path.abspath(top)
+        self.repository = next(
+            (d for d in (top, *_parents(top)) if os.path.exists(os.path.join(d, ".git"))), None
+        )
+        self._chains: dict[str, tuple[tuple[str, pathspec.GitIgnoreSpec], ...]] = {}
+        if self.repository is not None:
+            base = _read_spec(os.path.join(self.repository, ".git", "info", "exclude"))
+            chain = ((self.repository, base),) if base is not None else ()
+            self._chains[self.repository] = chain + self._own(self.repository)
+
+    @staticmethod
+    def _own(directory: str) -> tuple[tuple[str, pathspec.GitIgnoreSpec], ...]:
+        spec = _read_spec(os.path.join(directory, ".gitignore"))
+        return ((directory, spec),) if spec is not None else ()
+
+    def chain(self, directory: str) -> tuple[tuple[str, pathspec.GitIgnoreSpec], ...]:
+        """The specs that apply in ``directory`` (absolute), shallowest first."""
+        known = self._chains.get(directory)
+        if known is None:
+            parent = os.path.dirname(directory)
+            inherited = self.chain(parent) if parent != directory else ()
+            known = self._chains[directory] = inherited + self._own(directory)
+        return known
+
+    def ignored(self, path: str, is_dir: bool) -> bool:
+        """Whether git ignores ``path`` (absolute) in its folder's specs."""
+        if self.repository is None or not path.startswith(self.repository + os.sep):
+            return False
+        verdict = None
+        for base, spec in self.chain(os.path.dirname(path)):
+            relative = os.path.relpath(path, base).replace(os.sep, "/")
+            result = spec.check_file(relative + "/" if is_dir else relative)
+            if result.include is not None:
+                verdict = result.include
+        return bool(verdict)
+
+
+def _parents(path: str) -> list[str]:
+    """The folders above ``path``, nearest first."""
+    found = []
+    while (parent := os.path.dirname(path)) != path:
+        found.append(parent)
+        path = parent
+    return found
+
+
+def _read_spec(file: str) -> pathspec.GitIgnoreSpec | None:
+    try:
+        with open(file, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+
+
 def _walk(top: str, spec: pathspec.GitIgnoreSpec, config: Config) -> list[str]:
     found: list[str] = []
+    git = _GitIgnores(top) if config.respect_gitignore else None
     for directory, dirnames, filenames in os.walk(top):
+        here = os.path.abspath(directory)
+        if git is not None:
+            dirnames[:] = [d for d in dirnames if not git.ignored(os.path.join(here, d), True)]
+            filenames = [f for f in filenames if not git.ignored(os.path.join(here, f), False)]
         # os.walk never descends into directory links (no loops). Not entering
         # excluded directories saves the walk; the files inside are excluded by
         # the file check too (so these mutants are equivalent).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import json
 import logging
@@ -77,6 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument(
         "--no-cache", action="store_true", help="do not read or write the result cache"
+    )
+    check.add_argument(
+        "--no-respect-gitignore",
+        action="store_true",
+        help="also check the files git ignores (default: skip them when walking folders)",
     )
     check.add_argument(
         "--cache-dir",
@@ -210,6 +216,8 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except ConfigError as exc:
         err.write(f"ranklint: error: {exc}\n")
         return EXIT_ERROR
+    if args.no_respect_gitignore:
+        config = dataclasses.replace(config, respect_gitignore=False)
     paths = args.paths or ["."]
     cache_dir: Path | None = None
     if not args.no_cache:
