@@ -233,7 +233,11 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # Threads mode: its tests run rank threads in the test process (seconds each).
     "runtime_threads": (
         ("runtime/threads.py", "runtime/group.py", "runtime/static.py"),
-        ("tests/test_runtime_threads.py", "tests/test_runtime_adapter.py"),
+        (
+            "tests/test_runtime_world.py",
+            "tests/test_runtime_threads.py",
+            "tests/test_runtime_adapter.py",
+        ),
     ),
     # The value analyses and rules of the collective-analysis round (RNK110-RNK113,
     # framework collectives): small enough to run alone.

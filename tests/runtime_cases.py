@@ -91,6 +91,16 @@ def different_shapes(rank: int, world_size: int) -> None:
     dist.all_reduce(torch.ones(2 + rank))  # site: shapes
 
 
+def different_dtypes(rank: int, world_size: int) -> None:
+    dist.all_reduce(torch.ones(2, dtype=torch.float32 if rank == 0 else torch.int64))
+
+
+def reduce_to_root(rank: int, world_size: int) -> list[float]:
+    tensor = torch.full((2,), float(rank + 1))
+    dist.reduce(tensor, dst=1, op=dist.ReduceOp.MAX)
+    return tensor.tolist()
+
+
 def group_on_some_ranks(rank: int, world_size: int) -> None:
     members = [0] if rank == 0 else list(range(world_size))
     dist.new_group(members)  # site: new-group

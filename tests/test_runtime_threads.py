@@ -104,6 +104,22 @@ def test_run_ranks_argument_mismatch_names_the_field(case: object, field: str) -
     assert caught.value.divergence.reason == f"the ranks disagree on the {field}"
 
 
+def test_run_ranks_dtype_mismatch_shows_both_dtypes() -> None:
+    with pytest.raises(DivergenceError) as caught:
+        run_ranks(cases.different_dtypes, 2, explain=False)
+
+    text = str(caught.value)
+    assert caught.value.divergence.reason == "the ranks disagree on the dtype"
+    assert "dtype=float32, op=SUM)" in text
+    assert "dtype=int64, op=SUM)" in text
+
+
+def test_run_ranks_reduce_lands_on_the_destination_only() -> None:
+    results = run_ranks(cases.reduce_to_root, 3)
+
+    assert results == [[1.0, 1.0], [3.0, 3.0], [3.0, 3.0]]
+
+
 def test_run_ranks_balanced_rank_branch_passes() -> None:
     assert run_ranks(cases.balanced_branch, 2) == [9.0, 9.0]
 

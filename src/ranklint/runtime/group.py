@@ -23,12 +23,13 @@ logger = logging.getLogger(__name__)
 
 
 def _reduce_name(opts: Any) -> str:
-    op = getattr(opts, "reduceOp", None)
-    return str(getattr(op, "op", op)).rpartition(".")[2]
+    """``SUM``, ``AVG``, ...: the name of the options' reduction."""
+    return str(opts.reduceOp.op.name)
 
 
 def _dtype(tensor: Any) -> str:
-    return str(tensor.dtype).rpartition(".")[2]
+    """``float32``, ``int64``, ...: the dtype without torch's prefix."""
+    return str(tensor.dtype).removeprefix("torch.")
 
 
 def _tensors(value: Any) -> list[Any]:
