@@ -28,6 +28,8 @@ class LintResult:
     files_checked: int = 0
     # Paths given by the user that do not exist.
     missing: list[str] = field(default_factory=list)
+    # Paths given by the user that are not checked, with the reason (notebooks).
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
     @classmethod
     def merge(cls, results: Sequence[FileResult], missing: Sequence[str] = ()) -> LintResult:
@@ -117,7 +119,9 @@ def lint_paths(
         made = cache.get_project(key) if key is not None else None
         if made is not None:
             add_project_findings(results, made)
-            return _merged(results[: len(files)], found.missing, complete=not others)
+            merged = _merged(results[: len(files)], found.missing, complete=not others)
+            merged.skipped = list(found.skipped)
+            return merged
     from ranklint.engine import Linter
 
     # `known` spares a second lookup of each file (equivalent mutant without it).
@@ -141,7 +145,9 @@ def lint_paths(
         results += called
         complete = len(called) == len(others)
     Linter(config).project_phase(results, cache=cache, jobs=jobs)
-    return _merged(results[: len(files)], found.missing, complete=complete)
+    merged = _merged(results[: len(files)], found.missing, complete=complete)
+    merged.skipped = list(found.skipped)
+    return merged
 
 
 def _project_files(files: Sequence[str], config: Config) -> list[str]:

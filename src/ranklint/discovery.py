@@ -11,6 +11,11 @@ import pathspec
 from ranklint.config import Config
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+#: Named on the command line, these are skipped with a note, never parsed as Python.
+NOTEBOOK_NOTE = (
+    "Jupyter notebooks are not checked (their JSON is not Python); "
+    "export one with `jupyter nbconvert --to script` to check it"
+)
 
 
 @dataclass
@@ -18,6 +23,8 @@ class Discovery:
     files: list[str] = field(default_factory=list)
     # Arguments that name nothing on disk.
     missing: list[str] = field(default_factory=list)
+    # Arguments named on the command line that are not checked, with why.
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 def discover(paths: Sequence[str], config: Config, *, force_exclude: bool = False) -> Discovery:
@@ -54,6 +61,8 @@ def discover(paths: Sequence[str], config: Config, *, force_exclude: bool = Fals
             walk_spec = narrowed if excluded else spec  # pragma: no mutate
             for file in _walk(path, walk_spec, config):
                 add(file)
+        elif path.endswith(".ipynb"):
+            result.skipped.append((raw, NOTEBOOK_NOTE))
         else:
             add(path)
     return result

@@ -21,7 +21,10 @@ from ranklint.config import Config, ConfigError, load_config
 from ranklint.faces.formatters import (
     FORMATS,
     format_github,
+    format_gitlab,
     format_json,
+    format_json_lines,
+    format_junit,
     format_sarif,
     format_statistics,
     format_text,
@@ -245,7 +248,9 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except OSError as exc:
             err.write(f"ranklint: error: cannot write {args.output_file}: {exc.strerror}\n")
             return EXIT_ERROR
-    if result.files_checked == 0 and not result.missing:
+    for path, reason in result.skipped:
+        err.write(f"ranklint: warning: {path}: skipped: {reason}\n")
+    if result.files_checked == 0 and not result.missing and not result.skipped:
         err.write(f"ranklint: warning: no Python files to check in {', '.join(paths)}\n")
     return _report_and_exit_code(args, result, err)
 
@@ -273,6 +278,12 @@ def _write_findings(args: argparse.Namespace, result: LintResult, out: TextIO) -
         out.write(format_sarif(result.findings, all_rules()))
     elif args.format == "github":
         out.write(format_github(result.findings))
+    elif args.format == "json-lines":
+        out.write(format_json_lines(result.findings))
+    elif args.format == "gitlab":
+        out.write(format_gitlab(result.findings))
+    elif args.format == "junit":
+        out.write(format_junit(result.findings, result.files_checked))
     elif args.statistics:
         out.write(format_statistics(result.findings))
     else:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+from xml.etree import ElementTree
 
 from ranklint import __version__
 from ranklint.findings import Finding, Severity
@@ -14,9 +16,11 @@ from ranklint.links import PROJECT_URL, docs_url
 if TYPE_CHECKING:
     from ranklint.rules import Rule
 
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS = ("text", "json", "json-lines", "sarif", "github", "gitlab", "junit")
 
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+# GitLab Code Quality severities: info, minor, major, critical, blocker.
+_GITLAB_SEVERITY = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFO: "info"}
 _GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 _SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -57,6 +61,66 @@ def _json_finding(f: Finding) -> dict[str, object]:
 
 def format_json(findings: Sequence[Finding]) -> str:
     return json.dumps([_json_finding(f) for f in findings], indent=2) + "\n"
+
+
+def format_json_lines(findings: Sequence[Finding]) -> str:
+    """One JSON object per line, the records of ``--format json``."""
+    return "".join(json.dumps(_json_finding(f)) + "\n" for f in findings)
+
+
+def format_gitlab(findings: Sequence[Finding]) -> str:
+    """GitLab Code Quality JSON (the ``codequality`` report of a CI job).
+
+    The fingerprint hashes the code, the path and the message, not the line,
+    so that an edit above a finding does not make it new; findings with the
+    same three are told apart by their order in the file.
+    """
+    seen: Counter[str] = Counter()
+    records = []
+    for f in findings:
+        key = f"{f.code}\0{f.path}\0{f.message}"
+        seen[key] += 1
+        digest = hashlib.sha256(f"{key}\0{seen[key]}".encode()).hexdigest()
+        records.append(
+            {
+                "description": f"{f.code} {f.message}",
+                "check_name": f.code,
+                "fingerprint": digest,
+                "severity": _GITLAB_SEVERITY[f.severity],
+                "location": {"path": f.path, "lines": {"begin": f.line, "end": f.end_line}},
+            }
+        )
+    return json.dumps(records, indent=2) + "\n"
+
+
+def format_junit(findings: Sequence[Finding], files_checked: int) -> str:
+    """JUnit XML: one test suite per file with findings, one failing test case per finding."""
+    root = ElementTree.Element(
+        "testsuites", name="ranklint", tests=str(len(findings)), failures=str(len(findings))
+    )
+    by_path: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_path.setdefault(f.path, []).append(f)
+    for path, found in by_path.items():
+        suite = ElementTree.SubElement(
+            root, "testsuite", name=path, tests=str(len(found)), failures=str(len(found))
+        )
+        for f in found:
+            case = ElementTree.SubElement(
+                suite, "testcase", name=f"{f.code} {path}:{f.line}:{f.col}", classname=path
+            )
+            failure = ElementTree.SubElement(case, "failure", message=f.message, type=f.code)
+            failure.text = "\n".join(
+                [f"{path}:{f.line}:{f.col}: {f.code} {f.message}"]
+                + [f"    {s.path}:{s.line}:{s.col}: {s.message}" for s in f.trace]
+            )
+    root.set("files", str(files_checked))
+    ElementTree.indent(root)
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        + ElementTree.tostring(root, encoding="unicode")
+        + "\n"
+    )
 
 
 def _sarif_location(path: str, line: int, col: int, end_line: int, end_col: int) -> dict:
