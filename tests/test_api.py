@@ -119,11 +119,37 @@ def test_lint_paths_with_a_cache_dir_stores_results_there(project: Path) -> None
     assert any(path.is_file() for path in cache.rglob("*") if path.parent != cache)
 
 
-def test_lint_paths_lists_missing_paths_and_checks_the_rest(project: Path) -> None:
-    result = lint_paths(["nope.py", "skipped/bad.py"], Config(), jobs=1)
+def test_lint_paths_with_missing_ok_lists_missing_paths_and_checks_the_rest(
+    project: Path,
+) -> None:
+    result = lint_paths(["nope.py", "skipped/bad.py"], Config(), jobs=1, missing_ok=True)
 
     assert result.missing == ["nope.py"]
     assert result.files_checked == 1
+
+
+def test_lint_paths_missing_path_raises_naming_every_missing_one(project: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"no such file or directory: nope\.py, gone/"):
+        lint_paths(["nope.py", "skipped/bad.py", "gone/"], Config(), jobs=1)
+
+
+def test_lint_paths_without_a_config_reads_tool_ranklint_like_the_cli(project: Path) -> None:
+    write(project / "pyproject.toml", "[tool.ranklint]\nignore = ['RNK301']\n")
+
+    result = lint_paths(["skipped/bad.py"], jobs=1)
+
+    assert result.findings == []
+
+
+def test_lint_paths_without_a_config_with_a_broken_table_raises_config_error(
+    project: Path,
+) -> None:
+    from ranklint.config import ConfigError
+
+    write(project / "pyproject.toml", "[tool.ranklint]\nselectt = ['RNK1']\n")
+
+    with pytest.raises(ConfigError, match="did you mean 'select'"):
+        lint_paths(["skipped/bad.py"], jobs=1)
 
 
 def test_project_root_is_the_configured_root_for_files_inside_it(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ranklint.analysis.layout import project_folder
 from ranklint.cache import Cache
-from ranklint.config import Config
+from ranklint.config import Config, load_config
 from ranklint.discovery import discover
 from ranklint.findings import Finding, InternalError
 from ranklint.results import FileResult, add_project_findings
@@ -82,8 +82,16 @@ def lint_paths(
     force_exclude: bool = False,
     cache_dir: str | Path | None = None,
     whole_project: bool = False,
+    missing_ok: bool = False,
 ) -> LintResult:
     """Discover and lint files under ``paths``; ``jobs`` processes (default: CPU count).
+
+    ``config``: when None, the ``[tool.ranklint]`` table of the nearest
+    ``pyproject.toml`` above the working folder, as the CLI finds it (defaults
+    when there is none); :class:`~ranklint.config.ConfigError` when it is broken.
+    A path that does not exist raises :class:`FileNotFoundError` naming every
+    such path, unless ``missing_ok`` (then they are listed in ``missing`` and
+    the rest is checked, as the CLI does).
 
     ``cache_dir``: reuse and store per-file results there (no cache when None).
     ``whole_project``: when ``paths`` are part of a project (see
@@ -93,8 +101,11 @@ def lint_paths(
     the calls of ``paths`` lead into (directly or not): a cold run over a few
     files of a large project parses only what their findings depend on.
     """
-    config = config if config is not None else Config()
+    config = config if config is not None else load_config()
     found = discover([str(p) for p in paths], config, force_exclude=force_exclude)
+    if found.missing and not missing_ok:
+        names = ", ".join(found.missing)
+        raise FileNotFoundError(f"no such file or directory: {names}")
     files = list(found.files)
     cache = Cache.for_config(config, Path(cache_dir)) if cache_dir is not None else None
     known = cache.lookup(files) if cache is not None else [None] * len(files)

@@ -237,6 +237,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         force_exclude=args.force_exclude,
         cache_dir=cache_dir,
         whole_project=not args.no_project_index,
+        missing_ok=True,
     )
     if args.output_file is None:
         _write_findings(args, result, out)
