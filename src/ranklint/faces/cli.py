@@ -110,6 +110,21 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write the findings to FILE instead of standard output (replaced atomically)",
     )
+    check.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="report only the findings not recorded in FILE (see --write-baseline)",
+    )
+    check.add_argument(
+        "--write-baseline",
+        action="store_true",
+        help="record every current finding in the --baseline FILE and exit 0",
+    )
+    check.add_argument(
+        "--baseline-prune",
+        action="store_true",
+        help="drop the --baseline FILE's records that no longer match a finding",
+    )
     check.add_argument("--verbose", "-v", action="store_true", help="debug logs and tracebacks")
 
     rule = sub.add_parser("rule", help="print one rule's documentation", allow_abbrev=False)
@@ -206,6 +221,9 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.jobs is not None and args.jobs < 1:
         err.write("ranklint: error: --jobs must be at least 1\n")
         return EXIT_ERROR
+    if (args.write_baseline or args.baseline_prune) and args.baseline is None:
+        err.write("ranklint: error: --write-baseline and --baseline-prune need --baseline FILE\n")
+        return EXIT_ERROR
     if args.statistics and args.format != "text":
         err.write(
             f"ranklint: error: --statistics prints a text table; it does not combine with "
@@ -239,6 +257,13 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         whole_project=not args.no_project_index,
         missing_ok=True,
     )
+    if args.baseline is not None:
+        shown = _apply_baseline(args, result, err)
+        if shown is None:
+            return EXIT_ERROR
+        if args.write_baseline:
+            return EXIT_ERROR if result.errors or result.missing else EXIT_OK
+        result = shown
     if args.output_file is None:
         _write_findings(args, result, out)
     else:
@@ -254,6 +279,44 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if result.files_checked == 0 and not result.missing and not result.skipped:
         err.write(f"ranklint: warning: no Python files to check in {', '.join(paths)}\n")
     return _report_and_exit_code(args, result, err)
+
+
+def _apply_baseline(args: argparse.Namespace, result: LintResult, err: TextIO) -> LintResult | None:
+    """Write, or filter through, the baseline; ``None`` after an error was reported."""
+    from ranklint.faces import baseline
+
+    file = Path(args.baseline)
+    folder = file.absolute().parent
+    try:
+        if args.write_baseline:
+            write_atomically(file, baseline.render(result.findings, folder))
+            count = len(result.findings)
+            err.write(f"ranklint: recorded {count} finding{'s' if count != 1 else ''} in {file}\n")
+            return result
+        recorded = baseline.load(file)
+        comparison = baseline.compare(result.findings, recorded, folder)
+        if comparison.known:
+            err.write(
+                f"ranklint: {comparison.known} finding{'s' if comparison.known != 1 else ''} "
+                f"recorded in {file} not shown\n"
+            )
+        stale = sum(comparison.stale.values())
+        if stale and args.baseline_prune:
+            write_atomically(file, baseline.pruned(recorded, comparison.stale))
+            err.write(f"ranklint: pruned {stale} stale record{'s' if stale != 1 else ''}\n")
+        elif stale:
+            err.write(
+                f"ranklint: warning: {stale} record{'s' if stale != 1 else ''} of {file} no "
+                "longer match a finding (fixed, or the code changed); --baseline-prune "
+                "drops them\n"
+            )
+    except baseline.BaselineError as exc:
+        err.write(f"ranklint: error: {exc}\n")
+        return None
+    except OSError as exc:
+        err.write(f"ranklint: error: cannot write {file}: {exc.strerror}\n")
+        return None
+    return dataclasses.replace(result, findings=comparison.new)
 
 
 def write_atomically(path: Path, text: str) -> None:

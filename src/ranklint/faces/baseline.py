@@ -1,0 +1,146 @@
+"""Baselines: adopt ranklint on an existing codebase without touching its code.
+
+``ranklint check --baseline FILE --write-baseline`` records every current
+finding; later runs with ``--baseline FILE`` report only findings that are not
+in it, and say how many recorded ones no longer match (``--baseline-prune``
+drops those from the file).
+
+A finding is keyed by its code, its path (relative to the baseline file's
+folder, in POSIX form) and a fingerprint of the normalised text of the lines
+it spans (whitespace collapsed), not by its line number: an edit above a
+finding does not make it new, and an edit of the flagged statement does.
+Findings with the same key are counted, so a second copy of a baselined bug
+is new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ranklint.findings import Finding
+
+logger = logging.getLogger(__name__)
+
+VERSION = 1
+
+
+class BaselineError(Exception):
+    """The baseline file cannot be read or is not a baseline."""
+
+
+Key = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Current findings against a baseline."""
+
+    new: list[Finding]
+    known: int
+    #: recorded keys no current finding matches, with how many of each.
+    stale: Counter[Key]
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _lines(path: str, cache: dict[str, list[str]]) -> list[str]:
+    if path not in cache:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                cache[path] = handle.read().splitlines()
+        except OSError:
+            cache[path] = []
+    return cache[path]
+
+
+def key_of(finding: Finding, folder: Path, cache: dict[str, list[str]]) -> Key:
+    """The finding's (code, path, fingerprint)."""
+    lines = _lines(finding.path, cache)
+    text = "\n".join(_normalised(line) for line in lines[finding.line - 1 : finding.end_line])
+    digest = hashlib.sha256(f"{finding.code}\0{text}".encode()).hexdigest()[:16]
+    try:
+        relative = os.path.relpath(os.path.abspath(finding.path), folder.absolute())
+    except ValueError:  # another drive
+        relative = os.path.abspath(finding.path)
+    return finding.code, Path(relative).as_posix(), digest
+
+
+def _counts(findings: Sequence[Finding], folder: Path) -> tuple[list[Key], Counter[Key]]:
+    cache: dict[str, list[str]] = {}
+    keys = [key_of(finding, folder, cache) for finding in findings]
+    return keys, Counter(keys)
+
+
+def render(findings: Sequence[Finding], folder: Path) -> str:
+    """The baseline file's text for ``findings``."""
+    _, counts = _counts(findings, folder)
+    return _render(counts)
+
+
+def _render(counts: Counter[Key]) -> str:
+    entries = [
+        {"code": code, "path": path, "fingerprint": digest, "count": count}
+        for (code, path, digest), count in sorted(counts.items())
+    ]
+    return json.dumps({"ranklint-baseline": VERSION, "findings": entries}, indent=2) + "\n"
+
+
+def load(file: Path) -> Counter[Key]:
+    """The recorded keys of a baseline file, with their counts."""
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BaselineError(
+            f"{file}: baseline not found (create it with --write-baseline)"
+        ) from None
+    except OSError as exc:
+        raise BaselineError(f"{file}: cannot read baseline: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BaselineError(f"{file}: not a ranklint baseline (invalid JSON: {exc})") from None
+    if not isinstance(data, dict) or data.get("ranklint-baseline") != VERSION:
+        raise BaselineError(
+            f"{file}: not a ranklint baseline of version {VERSION} "
+            "(expected a 'ranklint-baseline' key)"
+        )
+    counts: Counter[Key] = Counter()
+    entries = data.get("findings")
+    if not isinstance(entries, list):
+        raise BaselineError(f"{file}: 'findings' must be a list")
+    for index, entry in enumerate(entries):
+        try:
+            key = (str(entry["code"]), str(entry["path"]), str(entry["fingerprint"]))
+            count = int(entry.get("count", 1))
+        except (TypeError, KeyError, ValueError):
+            raise BaselineError(f"{file}: entry {index} needs code, path and fingerprint") from None
+        counts[key] += count
+    return counts
+
+
+def compare(findings: Sequence[Finding], recorded: Counter[Key], folder: Path) -> Comparison:
+    """Which findings are new, how many are recorded, and which records are stale."""
+    keys, _ = _counts(findings, folder)
+    left = Counter(recorded)
+    new = []
+    known = 0
+    for finding, key in zip(findings, keys, strict=True):
+        if left[key] > 0:
+            left[key] -= 1
+            known += 1
+        else:
+            new.append(finding)
+    stale = Counter({key: count for key, count in left.items() if count > 0})
+    return Comparison(new, known, stale)
+
+
+def pruned(recorded: Counter[Key], stale: Counter[Key]) -> str:
+    """The baseline's text without its stale records."""
+    return _render(recorded - stale)

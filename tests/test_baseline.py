@@ -1,0 +1,141 @@
+"""--baseline: record today's findings, fail only on new ones, report and prune stale records."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write
+
+TRAIN = """\
+import torch.distributed as dist
+
+
+def step(rank, t):
+    if rank == 0:
+        dist.all_reduce(t)
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    write(tmp_path / "pyproject.toml", "[project]\nname = 'p'\n")
+    write(tmp_path / "train.py", TRAIN)
+    return tmp_path
+
+
+def _check(run_cli, project: Path, *extra: str):
+    return run_cli(
+        "check",
+        "train.py",
+        "--no-cache",
+        "--baseline",
+        "ranklint-baseline.json",
+        *extra,
+        cwd=project,
+    )
+
+
+def test_write_baseline_records_the_findings_and_exits_0(run_cli, project: Path) -> None:
+    result = _check(run_cli, project, "--write-baseline")
+
+    data = json.loads((project / "ranklint-baseline.json").read_text(encoding="utf-8"))
+    assert result.code == 0
+    assert result.out == ""
+    assert "recorded 1 finding in ranklint-baseline.json" in result.err
+    assert data["ranklint-baseline"] == 1
+    assert [(e["code"], e["path"], e["count"]) for e in data["findings"]] == [
+        ("RNK102", "train.py", 1)
+    ]
+
+
+def test_baselined_finding_is_not_reported_even_after_lines_move(run_cli, project: Path) -> None:
+    _check(run_cli, project, "--write-baseline")
+    write(project / "train.py", "# a comment above\n\n" + TRAIN)
+
+    result = _check(run_cli, project)
+
+    assert result.code == 0
+    assert result.out == ""
+    assert "1 finding recorded in ranklint-baseline.json not shown" in result.err
+
+
+def test_new_bug_fails_the_run_and_only_it_is_reported(run_cli, project: Path) -> None:
+    _check(run_cli, project, "--write-baseline")
+    write(project / "train.py", TRAIN + "    if rank == 1:\n        dist.barrier()\n")
+
+    result = _check(run_cli, project)
+
+    assert result.code == 1
+    assert result.out.splitlines() == [
+        "train.py:8:9: RNK102 `barrier` is reached only when `rank == 1`; ranks that skip it "
+        "hang in their next collective; call it on every rank, outside the rank-dependent branch"
+    ]
+
+
+def test_a_second_copy_of_a_baselined_bug_is_new(run_cli, project: Path) -> None:
+    _check(run_cli, project, "--write-baseline")
+    write(project / "train.py", TRAIN + "    if rank == 0:\n        dist.all_reduce(t)\n")
+
+    result = _check(run_cli, project)
+
+    assert result.code == 1
+    assert result.out.count("RNK102") == 1
+
+
+def test_fixed_bug_leaves_a_stale_record_that_prune_removes(run_cli, project: Path) -> None:
+    _check(run_cli, project, "--write-baseline")
+    write(project / "train.py", "def step(rank, t):\n    return t\n")
+
+    warned = _check(run_cli, project)
+    pruned = _check(run_cli, project, "--baseline-prune")
+    after = _check(run_cli, project)
+
+    assert warned.code == 0
+    assert "1 record of ranklint-baseline.json no longer match" in warned.err
+    assert "pruned 1 stale record" in pruned.err
+    data = json.loads((project / "ranklint-baseline.json").read_text(encoding="utf-8"))
+    assert data["findings"] == []
+    assert "no longer match" not in after.err
+
+
+def test_edited_flagged_statement_is_new(run_cli, project: Path) -> None:
+    _check(run_cli, project, "--write-baseline")
+    write(project / "train.py", TRAIN.replace("all_reduce(t)", "all_reduce(t, async_op=False)"))
+
+    result = _check(run_cli, project)
+
+    assert result.code == 1
+    assert "no longer match" in result.err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "baseline not found (create it with --write-baseline)"),
+        ("{not json", "not a ranklint baseline (invalid JSON"),
+        ('{"findings": []}', "expected a 'ranklint-baseline' key"),
+        ('{"ranklint-baseline": 1, "findings": {}}', "'findings' must be a list"),
+        ('{"ranklint-baseline": 1, "findings": [{"code": "RNK102"}]}', "entry 0 needs code"),
+    ],
+)
+def test_bad_baseline_file_is_a_clear_error_and_exit_2(
+    run_cli, project: Path, content: str | None, message: str
+) -> None:
+    if content is not None:
+        write(project / "ranklint-baseline.json", content)
+
+    result = _check(run_cli, project)
+
+    assert result.code == 2
+    assert message in result.err
+    assert result.out == ""
+
+
+def test_write_baseline_without_baseline_is_a_usage_error(run_cli, project: Path) -> None:
+    result = run_cli("check", "train.py", "--write-baseline", cwd=project)
+
+    assert result.code == 2
+    assert "--write-baseline and --baseline-prune need --baseline FILE" in result.err
