@@ -111,6 +111,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the findings to FILE instead of standard output (replaced atomically)",
     )
     check.add_argument(
+        "--add-noqa",
+        action="store_true",
+        help="append `# noqa: CODE` to the line of every current finding and exit",
+    )
+    check.add_argument(
         "--baseline",
         metavar="FILE",
         help="report only the findings not recorded in FILE (see --write-baseline)",
@@ -221,6 +226,9 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.jobs is not None and args.jobs < 1:
         err.write("ranklint: error: --jobs must be at least 1\n")
         return EXIT_ERROR
+    if args.add_noqa and args.baseline is not None:
+        err.write("ranklint: error: --add-noqa and --baseline are two ways to adopt; pick one\n")
+        return EXIT_ERROR
     if (args.write_baseline or args.baseline_prune) and args.baseline is None:
         err.write("ranklint: error: --write-baseline and --baseline-prune need --baseline FILE\n")
         return EXIT_ERROR
@@ -257,6 +265,8 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         whole_project=not args.no_project_index,
         missing_ok=True,
     )
+    if args.add_noqa:
+        return _add_noqa(result, err)
     if args.baseline is not None:
         shown = _apply_baseline(args, result, err)
         if shown is None:
@@ -279,6 +289,26 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if result.files_checked == 0 and not result.missing and not result.skipped:
         err.write(f"ranklint: warning: no Python files to check in {', '.join(paths)}\n")
     return _report_and_exit_code(args, result, err)
+
+
+def _add_noqa(result: LintResult, err: TextIO) -> int:
+    from ranklint.faces.noqa import add_noqa
+
+    report = add_noqa(result.findings)
+    files = len(report.files)
+    err.write(
+        f"ranklint: added {report.added} noqa comment{'s' if report.added != 1 else ''} "
+        f"to {files} file{'s' if files != 1 else ''}\n"
+    )
+    for finding in report.unplaced:
+        err.write(
+            f"ranklint: warning: {finding.path}:{finding.line}: {finding.code} not suppressed: "
+            "no line of it can end in a comment (a string or a backslash continuation)\n"
+        )
+    for path, reason in report.refused:
+        err.write(f"ranklint: error: {path}: not edited: {reason}\n")
+    failed = report.refused or result.errors or result.missing
+    return EXIT_ERROR if failed else EXIT_OK
 
 
 def _apply_baseline(args: argparse.Namespace, result: LintResult, err: TextIO) -> LintResult | None:
