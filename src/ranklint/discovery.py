@@ -155,6 +155,11 @@ def _walk(top: str, spec: pathspec.GitIgnoreSpec, config: Config) -> list[str]:
     return found
 
 
+def is_excluded(path: str, config: Config) -> bool:
+    """Whether the file ``path`` (which need not exist) matches the exclude patterns."""
+    return _matches(config.exclude_spec(), config.relative_path(path), False)
+
+
 def _matches(spec: pathspec.GitIgnoreSpec, relative: str, is_dir: bool) -> bool:
     return spec.match_file(relative + "/" if is_dir else relative)
 

@@ -111,6 +111,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the findings to FILE instead of standard output (replaced atomically)",
     )
     check.add_argument(
+        "--stdin-filename",
+        metavar="NAME",
+        help="with the path `-`: the name of the source read from standard input (for "
+        "per-file settings and the output)",
+    )
+    check.add_argument(
         "--add-noqa",
         action="store_true",
         help="append `# noqa: CODE` to the line of every current finding and exit",
@@ -248,6 +254,11 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.no_respect_gitignore:
         config = dataclasses.replace(config, respect_gitignore=False)
     paths = args.paths or ["."]
+    if "-" in paths:
+        return _check_stdin(args, config, paths, out, err)
+    if args.stdin_filename is not None:
+        err.write("ranklint: error: --stdin-filename needs the path `-`\n")
+        return EXIT_ERROR
     cache_dir: Path | None = None
     if not args.no_cache:
         if args.cache_dir is not None:
@@ -288,6 +299,29 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"ranklint: warning: {path}: skipped: {reason}\n")
     if result.files_checked == 0 and not result.missing and not result.skipped:
         err.write(f"ranklint: warning: no Python files to check in {', '.join(paths)}\n")
+    return _report_and_exit_code(args, result, err)
+
+
+def _check_stdin(
+    args: argparse.Namespace, config: Config, paths: list[str], out: TextIO, err: TextIO
+) -> int:
+    """``ranklint check -``: one source from standard input, named by --stdin-filename."""
+    from ranklint.api import lint_source
+    from ranklint.discovery import is_excluded
+
+    if paths != ["-"] or args.add_noqa or args.baseline is not None:
+        err.write(
+            "ranklint: error: `-` (standard input) must be the only path, without --add-noqa "
+            "or --baseline\n"
+        )
+        return EXIT_ERROR
+    name = args.stdin_filename or "-"
+    # With --force-exclude an excluded name is skipped, as a named file would be
+    # (editors and pre-commit pass every buffer).
+    if args.force_exclude and args.stdin_filename is not None and is_excluded(name, config):
+        return _report_and_exit_code(args, LintResult(), err)
+    result = lint_source(sys.stdin.buffer.read(), name, config)
+    _write_findings(args, result, out)
     return _report_and_exit_code(args, result, err)
 
 
