@@ -32,8 +32,10 @@ import hashlib
 import logging
 import os
 import pickle
+import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -91,6 +93,42 @@ def _source_hash() -> str:
     return digest.hexdigest()[:16]
 
 
+#: A settings folder not used for this long is removed when another one is made.
+STALE_AFTER_S = 7 * 24 * 3600
+
+
+def is_ranklint_cache(directory: Path) -> bool:
+    """Whether ``directory`` is a cache ranklint made (its CACHEDIR.TAG says so)."""
+    try:
+        return (directory / "CACHEDIR.TAG").read_text(encoding="utf-8") == _CACHEDIR_TAG
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def prune_settings_folders(root: Path, keep: Path, *, now: float | None = None) -> list[Path]:
+    """Remove the settings folders of ``root`` other than ``keep`` that are of another
+    format (never readable again) or unused for :data:`STALE_AFTER_S`; the removed ones."""
+    if not is_ranklint_cache(root):
+        return []
+    now = time.time() if now is None else now
+    removed = []
+    for child in sorted(root.iterdir()):
+        name = child.name
+        if child == keep or not child.is_dir() or "-" not in name:
+            continue
+        prefix = name.partition("-")[0]
+        if not prefix.isdigit():
+            continue
+        try:
+            unused = now - child.stat().st_mtime > STALE_AFTER_S
+        except OSError:
+            continue
+        if prefix != str(_FORMAT) or unused:
+            shutil.rmtree(child, ignore_errors=True)
+            removed.append(child)
+    return removed
+
+
 def default_cache_dir(root: Path) -> Path:
     override = os.environ.get(CACHE_DIR_ENV)
     return Path(override) if override else root / CACHE_DIR_NAME
@@ -127,6 +165,9 @@ class Cache:
     def lookup(self, paths: Sequence[str]) -> list[FileResult | None]:
         """The stored result of each file as it is on disk now; ``None`` for misses
         (and for files that cannot be read: linting reports why)."""
+        # Mark this settings folder as used (stale ones are pruned by age).
+        with contextlib.suppress(OSError):
+            os.utime(self.directory)
         found: list[FileResult | None] = []
         for path in paths:
             try:
@@ -262,6 +303,7 @@ class Cache:
     def _prepare(self, directory: Path) -> None:
         if directory.is_dir():
             return
+        new_settings = not self.directory.is_dir()
         self.root.mkdir(parents=True, exist_ok=True)
         for name, content in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
             marker = self.root / name
@@ -271,3 +313,7 @@ class Cache:
                     marker.write_text(content, encoding="utf-8")  # pragma: no mutate
         # exist_ok matters only when a concurrent run made it first.
         directory.mkdir(parents=True, exist_ok=True)  # pragma: no mutate
+        if new_settings:
+            # A new settings folder: the time to drop the ones nobody uses any more.
+            for removed in prune_settings_folders(self.root, self.directory):
+                logger.debug("removed the stale cache folder %s", removed)

@@ -111,6 +111,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the findings to FILE instead of standard output (replaced atomically)",
     )
     check.add_argument(
+        "--show-files", action="store_true", help="list the files that would be checked, and exit"
+    )
+    check.add_argument(
+        "--show-settings",
+        action="store_true",
+        help="print the configuration in effect (its file, the project root, every option), "
+        "and exit",
+    )
+    check.add_argument(
         "--stdin-filename",
         metavar="NAME",
         help="with the path `-`: the name of the source read from standard input (for "
@@ -138,6 +147,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--verbose", "-v", action="store_true", help="debug logs and tracebacks")
 
+    clean = sub.add_parser(
+        "clean", help="remove the result cache of a project (default: .)", allow_abbrev=False
+    )
+    clean.add_argument("paths", nargs="*", metavar="PATH", help="files or folders of the project")
+    clean.add_argument("--cache-dir", metavar="DIR", help="the cache to remove")
     rule = sub.add_parser("rule", help="print one rule's documentation", allow_abbrev=False)
     rule.add_argument(
         "code", nargs="?", help="rule code or name, e.g. RNK101 or import-time-process-group"
@@ -169,6 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _check(args, sys.stdout, sys.stderr)
         if args.command == "rule":
             return _rule(args, sys.stdout, sys.stderr)
+        if args.command == "clean":
+            return _clean(args, sys.stdout, sys.stderr)
         if args.command == "rules":
             return _rules(args.format, sys.stdout)
     except KeyboardInterrupt:
@@ -254,6 +270,16 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.no_respect_gitignore:
         config = dataclasses.replace(config, respect_gitignore=False)
     paths = args.paths or ["."]
+    if args.show_settings:
+        return _show_settings(config, paths, out)
+    if args.show_files:
+        from ranklint.discovery import discover
+
+        found = discover(paths, config, force_exclude=args.force_exclude)
+        out.write("".join(f"{path}\n" for path in found.files))
+        for path in found.missing:
+            err.write(f"ranklint: error: {path}: no such file or directory\n")
+        return EXIT_ERROR if found.missing else EXIT_OK
     if "-" in paths:
         return _check_stdin(args, config, paths, out, err)
     if args.stdin_filename is not None:
@@ -267,6 +293,9 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             # Never the folder of a --config file: that may lie far above the project.
             root = project_root(paths, config) or Path.cwd()
             cache_dir = default_cache_dir(root)
+    logger.debug("configuration: %s", config.source or "defaults (no [tool.ranklint] found)")
+    logger.debug("project root: %s", project_root(paths, config))
+    logger.debug("cache: %s", cache_dir or "off")
     result = lint_paths(
         paths,
         config,
@@ -300,6 +329,51 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if result.files_checked == 0 and not result.missing and not result.skipped:
         err.write(f"ranklint: warning: no Python files to check in {', '.join(paths)}\n")
     return _report_and_exit_code(args, result, err)
+
+
+def _show_settings(config: Config, paths: list[str], out: TextIO) -> int:
+    from ranklint.config import declared_options
+
+    out.write(f"# configuration file: {config.source or 'none (defaults)'}\n")
+    out.write(f"# patterns relative to: {config.root}\n")
+    out.write(f"# project root of {' '.join(paths)}: {project_root(paths, config)}\n")
+    for declared in declared_options():
+        value = getattr(config, declared.name)
+        if isinstance(value, tuple):
+            value = list(value)
+        out.write(f"{declared.key} = {json.dumps(value, default=str)}\n")
+    for layer in config.overrides:
+        out.write(f"# command line: {layer}\n")
+    return EXIT_OK
+
+
+def _clean(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import shutil
+
+    from ranklint.cache import is_ranklint_cache
+
+    if args.cache_dir is not None:
+        cache = Path(args.cache_dir)
+    else:
+        paths = args.paths or ["."]
+        try:
+            config = load_config()
+        except ConfigError as exc:
+            err.write(f"ranklint: error: {exc}\n")
+            return EXIT_ERROR
+        cache = default_cache_dir(project_root(paths, config) or Path.cwd())
+    if not cache.exists():
+        out.write(f"no cache at {cache}\n")
+        return EXIT_OK
+    if not is_ranklint_cache(cache):
+        err.write(
+            f"ranklint: error: {cache} is not a ranklint cache (no CACHEDIR.TAG of ranklint's); "
+            "not removed\n"
+        )
+        return EXIT_ERROR
+    shutil.rmtree(cache)
+    out.write(f"removed {cache}\n")
+    return EXIT_OK
 
 
 def _check_stdin(
