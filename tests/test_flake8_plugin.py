@@ -245,3 +245,46 @@ def test_plugin_run_in_process_from_another_directory_uses_that_directorys_selec
     ]
 
     assert (narrow_codes, plain_codes) == ([], ["RNK101"])
+
+
+def test_broken_ranklint_config_does_not_break_flake8_runs_without_rnk(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", "[tool.ranklint]\nselec = 1\n")
+    write(tmp_path / "a.py", "import os\n")
+
+    result = run_subprocess(
+        sys.executable, "-m", "flake8", "--isolated", "--select", "F", "a.py", cwd=tmp_path
+    )
+
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == ["a.py:1:1: F401 'os' imported but unused"]
+    assert "ranklint" not in result.stdout + result.stderr
+
+
+def test_flake8_applies_ranklint_per_file_ignores_but_not_its_excludes(tmp_path: Path) -> None:
+    write(
+        tmp_path / "pyproject.toml",
+        "[tool.ranklint]\n"
+        'per-file-ignores = { "quiet/*" = ["RNK101"] }\n'
+        'extend-exclude = ["loud/"]\n',
+    )
+    source = "import torch.distributed as dist\ndist.init_process_group()\n"
+    write(tmp_path / "quiet" / "a.py", source)
+    write(tmp_path / "loud" / "b.py", source)
+
+    lines = flake8_lines(tmp_path, "quiet/a.py", "loud/b.py")
+
+    assert [line.split(":")[0] for line in lines] == ["loud/b.py"]
+
+
+def test_covers_rnk_reads_flake8_selectors() -> None:
+    from ranklint.faces.flake8_plugin import _covers_rnk
+
+    assert [_covers_rnk(c) for c in ("RNK", "R", "rnk1", "ALL", "E", "RN1", "F")] == [
+        True,
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]

@@ -6,6 +6,7 @@ import ast
 import functools
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from ranklint import __version__
 from ranklint.api import lint_source
@@ -13,8 +14,9 @@ from ranklint.config import Config, load_config
 
 
 def _config() -> Config:
-    # Per-file ignores and excludes are flake8's business under flake8; the
-    # rule selection from [tool.ranklint] still applies.
+    # Every [tool.ranklint] key applies (the selection, per-file-ignores, the
+    # analysis settings) except those that choose files (exclude,
+    # extend-exclude, respect-gitignore): flake8 decides which files it reads.
     return _config_in(Path.cwd())
 
 
@@ -23,6 +25,12 @@ def _config_in(cwd: Path) -> Config:
     # One load per working directory: flake8 run in-process from another
     # directory (an editor, a test) finds that directory's configuration.
     return load_config(cwd=cwd)
+
+
+def _covers_rnk(code: str) -> bool:
+    """Whether a flake8 selector (``RNK``, ``R``, ``RNK1``, ``ALL``) can select RNK codes."""
+    code = code.strip().upper()
+    return code == "ALL" or "RNK".startswith(code) or code.startswith("RNK")
 
 
 class RanklintFlake8Plugin:
@@ -35,8 +43,20 @@ class RanklintFlake8Plugin:
 
     name = "ranklint"
     version = __version__
+    # Whether flake8's selection can report RNK codes (set by parse_options).
+    selected = True
+
+    @classmethod
+    def parse_options(cls, options: Any) -> None:
+        """flake8's options: with a selection that leaves RNK out, do nothing at all,
+        so that a broken ``[tool.ranklint]`` does not fail ``flake8 --select E``."""
+        chosen = [*(options.select or ()), *(getattr(options, "extend_select", None) or ())]
+        cls.selected = options.select is None or any(_covers_rnk(code) for code in chosen)
 
     def __init__(self, tree: ast.AST, filename: str, lines: Sequence[str]) -> None:
+        if not type(self).selected:
+            self._findings = []
+            return
         result = lint_source("".join(lines), filename, _config(), partial=True)
         if result.errors:
             raise RuntimeError("; ".join(error.describe() for error in result.errors))
