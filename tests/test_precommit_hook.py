@@ -83,3 +83,29 @@ def test_hook_succeeds_when_no_python_files_are_passed(
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no files to check" in result.stdout
+
+
+def test_hook_catches_a_helper_change_through_an_unchanged_call_site(
+    tmp_path: Path, pre_commit_home: Path
+) -> None:
+    repo = make_repo(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "train.py": "from helpers import save\n\n\ndef step(rank):\n"
+            "    if rank == 0:\n        save()\n",
+            "helpers.py": "def save():\n    pass\n",
+        },
+    )
+    warm = try_repo(repo, pre_commit_home, "--all-files")
+    write(
+        repo / "helpers.py",
+        "import torch.distributed as dist\n\n\ndef save():\n    dist.barrier()\n",
+    )
+
+    changed = try_repo(repo, pre_commit_home, "--files", "helpers.py")
+
+    assert warm.returncode == 0, warm.stdout + warm.stderr
+    assert changed.returncode == 1, changed.stdout + changed.stderr
+    assert "train.py:6:9: RNK102 `save()` (which reaches `barrier`" in changed.stdout
+    assert "helpers.py:5:5: `dist.barrier()` here" in changed.stdout

@@ -83,6 +83,7 @@ def lint_paths(
     cache_dir: str | Path | None = None,
     whole_project: bool = False,
     missing_ok: bool = False,
+    only_given_files: bool = False,
 ) -> LintResult:
     """Discover and lint files under ``paths``; ``jobs`` processes (default: CPU count).
 
@@ -100,6 +101,10 @@ def lint_paths(
     Of the other files, those the cache knows join, and of the rest only those
     the calls of ``paths`` lead into (directly or not): a cold run over a few
     files of a large project parses only what their findings depend on.
+    Findings in the other files whose trace passes through ``paths`` (a helper
+    in ``paths`` now reaches a barrier, called under a rank guard elsewhere)
+    are reported too, at their own location, unless ``only_given_files``; they
+    are found in the files the run saw, so all of them with a warm cache.
     """
     config = config if config is not None else load_config()
     found = discover([str(p) for p in paths], config, force_exclude=force_exclude)
@@ -132,6 +137,8 @@ def lint_paths(
             add_project_findings(results, made)
             merged = _merged(results[: len(files)], found.missing, complete=not others)
             merged.skipped = list(found.skipped)
+            if not only_given_files:
+                _add_through(merged, files, results[len(files) :])
             return merged
     from ranklint.engine import Linter
 
@@ -158,7 +165,22 @@ def lint_paths(
     Linter(config).project_phase(results, cache=cache, jobs=jobs)
     merged = _merged(results[: len(files)], found.missing, complete=complete)
     merged.skipped = list(found.skipped)
+    if not only_given_files:
+        _add_through(merged, files, results[len(files) :])
     return merged
+
+
+def _add_through(merged: LintResult, files: Sequence[str], others: Sequence[FileResult]) -> None:
+    """Add the findings of ``others`` whose trace passes through one of ``files``."""
+    given = {os.path.abspath(path) for path in files}
+    through = [
+        finding
+        for result in others
+        for finding in result.findings
+        if any(os.path.abspath(step.path) in given for step in finding.trace)
+    ]
+    if through:
+        merged.findings = sorted([*merged.findings, *through], key=Finding.sort_key)
 
 
 def _project_files(files: Sequence[str], config: Config) -> list[str]:

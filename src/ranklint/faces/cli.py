@@ -100,6 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
         "call graph (findings are reported for the given paths only)",
     )
     check.add_argument(
+        "--only-given-files",
+        action="store_true",
+        help="report only findings located in the given paths; by default findings "
+        "elsewhere in the project whose call chain passes through them are reported too",
+    )
+    check.add_argument(
         "--statistics",
         action="store_true",
         help="print the number of findings per code instead of the findings (text format)",
@@ -304,6 +310,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         cache_dir=cache_dir,
         whole_project=not args.no_project_index,
         missing_ok=True,
+        only_given_files=args.only_given_files,
     )
     if args.add_noqa:
         return _add_noqa(result, err)
