@@ -199,3 +199,40 @@ async def async_sum(rank: int, world_size: int) -> float:
     tensor = torch.ones(1)
     dist.all_reduce(tensor)
     return float(tensor)
+
+
+def every_collective(rank: int, world_size: int, extra: bool = False) -> dict[str, object]:
+    """Each collective of the threaded group once, with values that show it moved the data;
+    with ``extra``, rank 0 issues one barrier more (to read the ranks' logs)."""
+    out: dict[str, object] = {}
+    mine = torch.tensor([float(rank)])
+    gathered = [torch.zeros(1) for _ in range(world_size)]
+    dist.all_gather(gathered, mine)
+    out["all_gather"] = [g.item() for g in gathered]
+    flat = torch.zeros(world_size)
+    dist.all_gather_into_tensor(flat, mine)
+    out["all_gather_into_tensor"] = flat.tolist()
+    sent = torch.tensor([float(rank)])
+    dist.broadcast(sent, src=1)
+    out["broadcast"] = sent.item()
+    piece = torch.zeros(1)
+    parts = [torch.tensor([10.0 + r]) for r in range(world_size)] if rank == 0 else None
+    dist.scatter(piece, parts, src=0)
+    out["scatter"] = piece.item()
+    into = [torch.zeros(1) for _ in range(world_size)] if rank == 1 else None
+    dist.gather(mine, into, dst=1)
+    out["gather"] = [t.item() for t in into] if into else None
+    both = [torch.full((1,), float(rank)), torch.full((2,), 2.0)]
+    dist.all_reduce_coalesced(both, op=dist.ReduceOp.MAX)
+    out["all_reduce_coalesced"] = [t.tolist() for t in both]
+    reduced = torch.zeros(1)
+    dist.reduce_scatter(reduced, [torch.full((1,), float(rank + r)) for r in range(world_size)])
+    out["reduce_scatter"] = reduced.item()
+    swapped = torch.zeros(world_size)
+    dist.all_to_all_single(swapped, torch.arange(world_size, dtype=torch.float32) + 10 * rank)
+    out["all_to_all_single"] = swapped.tolist()
+    dist.barrier()
+    out["backend"] = dist.get_backend()
+    if extra and rank == 0:
+        dist.barrier()
+    return out

@@ -277,3 +277,50 @@ def test_run_ranks_same_run_twice_gives_the_same_report() -> None:
 def test_run_ranks_bad_arguments_raise_value_error(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         run_ranks(cases.balanced_sum, **kwargs)
+
+
+def test_run_ranks_every_collective_moves_the_right_data() -> None:
+    results = run_ranks(cases.every_collective, 2)
+
+    for rank, result in enumerate(results):
+        assert result["all_gather"] == [0.0, 1.0]
+        assert result["all_gather_into_tensor"] == [0.0, 1.0]
+        assert result["broadcast"] == 1.0
+        assert result["scatter"] == 10.0 + rank
+        assert result["gather"] == ([0.0, 1.0] if rank == 1 else None)
+        assert result["all_reduce_coalesced"] == [[1.0], [2.0, 2.0]]
+        assert result["reduce_scatter"] == float(sum(s + rank for s in range(2)))
+        assert result["all_to_all_single"] == [float(rank), 10.0 + rank]
+        assert result["backend"] == "ranklint_threads"
+
+
+def test_run_ranks_records_each_collectives_op_root_reduction_and_shapes() -> None:
+    with pytest.raises(DivergenceError) as caught:
+        run_ranks(lambda r, w: cases.every_collective(r, w, extra=True), 2, explain=False)
+
+    log = caught.value.views[1].log
+    assert [(c.op, c.root, c.reduce_op, c.shapes) for c in log] == [
+        ("all_gather", None, None, ((1,),)),
+        ("all_gather_single", None, None, ((1,),)),
+        ("broadcast", 1, None, ((1,),)),
+        ("scatter", 0, None, ((1,),)),
+        ("gather", 1, None, ((1,),)),
+        ("all_reduce_coalesced", None, "MAX", ((1,), (2,))),
+        ("reduce_scatter", None, "SUM", ((1,),)),
+        ("all_to_all_single", None, None, ((2,),)),
+        ("barrier", None, None, ()),
+    ]
+    assert [c.seq for c in log] == list(range(9))
+    assert {c.dtypes for c in log[:-1]} == {("float32",), ("float32", "float32")}
+    assert log[1].api == "all_gather_into_tensor"
+    assert caught.value.divergence.position == 9
+
+
+def test_run_ranks_group_creation_records_the_members() -> None:
+    with pytest.raises(DivergenceError) as caught:
+        run_ranks(cases.group_on_some_ranks, 2, explain=False)
+
+    created = caught.value.divergence.at
+    assert created[0].extra == (("ranks", "[0]"),)
+    assert created[1].extra == (("ranks", "[0, 1]"),)
+    assert created[0].op == "new_group"
