@@ -205,10 +205,15 @@ def test_subset_run_reports_the_same_cross_file_finding_as_a_full_run(
 
     subset = run(root, [root / "pkg" / "train.py"], cache_dir=cache, whole_project=True)
     other_file = run(root, [root / "pkg" / "ckpt.py"], cache_dir=cache, whole_project=True)
+    only_given = run(
+        root, [root / "pkg" / "ckpt.py"], cache_dir=cache, whole_project=True, only_given_files=True
+    )
     isolated = run(root, [root / "pkg" / "train.py"], cache_dir=cache)
 
     assert subset == [("train.py", 7, "RNK102")]
-    assert other_file == []  # findings are reported for the given files only
+    # The helper's own run shows the finding its barrier causes at the caller.
+    assert other_file == [("train.py", 7, "RNK102")]
+    assert only_given == []  # findings located in the given files only
     assert isolated == []  # without the project index the chain is not seen
 
 

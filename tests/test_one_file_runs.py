@@ -42,7 +42,8 @@ def _by_file(root: Path, config: Config) -> dict[str, list[Seen]]:
 
 
 def _one_file(path: str, config: Config) -> list[Seen]:
-    result = lint_paths([path], config, jobs=1, whole_project=True)
+    # Findings located in the file (those elsewhere reached through it: test_through_given_files).
+    result = lint_paths([path], config, jobs=1, whole_project=True, only_given_files=True)
     assert result.errors == []
     return [(f.line, f.col, f.code, f.message) for f in result.findings]
 
