@@ -231,6 +231,15 @@ def every_collective(rank: int, world_size: int, extra: bool = False) -> dict[st
     swapped = torch.zeros(world_size)
     dist.all_to_all_single(swapped, torch.arange(world_size, dtype=torch.float32) + 10 * rank)
     out["all_to_all_single"] = swapped.tolist()
+    received = [torch.zeros(1) for _ in range(world_size)]
+    dist.all_to_all(received, [torch.full((1,), 100.0 * rank + r) for r in range(world_size)])
+    out["all_to_all"] = [t.item() for t in received]
+    total = torch.full((2,), float(rank + 2))
+    dist.reduce(total, dst=0, op=dist.ReduceOp.PRODUCT)
+    out["reduce"] = total.tolist()
+    shard = torch.zeros(1)
+    dist.reduce_scatter_tensor(shard, torch.arange(world_size, dtype=torch.float32) + rank)
+    out["reduce_scatter_tensor"] = shard.item()
     dist.barrier()
     out["backend"] = dist.get_backend()
     if extra and rank == 0:

@@ -279,6 +279,7 @@ def test_run_ranks_bad_arguments_raise_value_error(kwargs: dict, message: str) -
         run_ranks(cases.balanced_sum, **kwargs)
 
 
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # the deprecated collectives too
 def test_run_ranks_every_collective_moves_the_right_data() -> None:
     results = run_ranks(cases.every_collective, 2)
 
@@ -291,9 +292,13 @@ def test_run_ranks_every_collective_moves_the_right_data() -> None:
         assert result["all_reduce_coalesced"] == [[1.0], [2.0, 2.0]]
         assert result["reduce_scatter"] == float(sum(s + rank for s in range(2)))
         assert result["all_to_all_single"] == [float(rank), 10.0 + rank]
+        assert result["all_to_all"] == [float(rank), 100.0 + rank]
+        assert result["reduce"] == ([6.0, 6.0] if rank == 0 else [3.0, 3.0])
+        assert result["reduce_scatter_tensor"] == float(sum(rank + s for s in range(2)))
         assert result["backend"] == "ranklint_threads"
 
 
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # the deprecated collectives too
 def test_run_ranks_records_each_collectives_op_root_reduction_and_shapes() -> None:
     with pytest.raises(DivergenceError) as caught:
         run_ranks(lambda r, w: cases.every_collective(r, w, extra=True), 2, explain=False)
@@ -308,12 +313,15 @@ def test_run_ranks_records_each_collectives_op_root_reduction_and_shapes() -> No
         ("all_reduce_coalesced", None, "MAX", ((1,), (2,))),
         ("reduce_scatter", None, "SUM", ((1,),)),
         ("all_to_all_single", None, None, ((2,),)),
+        ("all_to_all", None, None, ((1,), (1,))),
+        ("reduce", 0, "PRODUCT", ((2,),)),
+        ("reduce_scatter_single", None, "SUM", ((2,),)),
         ("barrier", None, None, ()),
     ]
-    assert [c.seq for c in log] == list(range(9))
+    assert [c.seq for c in log] == list(range(12))
     assert {c.dtypes for c in log[:-1]} == {("float32",), ("float32", "float32")}
     assert log[1].api == "all_gather_into_tensor"
-    assert caught.value.divergence.position == 9
+    assert caught.value.divergence.position == 12
 
 
 def test_run_ranks_group_creation_records_the_members() -> None:

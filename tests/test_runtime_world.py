@@ -156,3 +156,26 @@ def test_findings_at_spanning_finding_covers_its_lines_and_no_other_site(
 
     assert sorted(line for _, line in notes) == [6, 7, 8]
     assert elsewhere == {}
+
+
+def test_findings_at_quote_only_the_rules_that_predict_a_divergence(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", "[project]\nname = 'p'\n")
+    train = write(
+        tmp_path / "lib.py", "import torch.distributed as dist\n\n\ndef f():\n    dist.barrier()\n"
+    )
+
+    notes = static.findings_at([str(train)], {(str(train), 5)})
+
+    assert notes == {}  # RNK107 (a barrier in library code) predicts no divergence
+
+
+def test_notes_for_look_at_the_lines_ranks_wait_in(tmp_path: Path) -> None:
+    from ranklint.runtime.report import Divergence, RankView
+
+    waiting = Collective("barrier", (0, 1), "0", 0, site=Site(str(tmp_path / "w.py"), 3, "g"))
+    error = DivergenceError(
+        Divergence((0, 1), "0", 0, "r", {}),
+        [RankView(0, "waiting", (waiting,), waiting_in=waiting), RankView(1, "waiting", ())],
+    )
+
+    assert static._sites(error) == {(str(tmp_path / "w.py"), 3)}
