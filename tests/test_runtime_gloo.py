@@ -91,8 +91,12 @@ def test_gloo_rank_raises_rank_failure_naming_the_rank() -> None:
 
 
 def test_gloo_rank_that_never_returns_is_killed_at_the_deadline_with_its_stack() -> None:
-    with pytest.raises(RanksTimeout) as caught:
-        run_ranks(cases.spins_forever, 2, mode="gloo", timeout=4)
+    cases.RELEASE.clear()  # the forked ranks inherit it: cleared, they spin
+    try:
+        with pytest.raises(RanksTimeout) as caught:
+            run_ranks(cases.spins_forever, 2, mode="gloo", timeout=4)
+    finally:
+        cases.RELEASE.set()
 
     assert f"runtime_cases.py:{cases.line_of('spin')} in spins_forever()" in str(caught.value)
 
