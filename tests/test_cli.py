@@ -297,7 +297,7 @@ def test_python_dash_m_and_console_script_behave_alike(tmp_path: Path) -> None:
 def test_unexpected_crash_outside_a_file_exits_2_with_one_line(
     run_cli, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken_formatter(findings: object) -> str:
+    def broken_formatter(findings: object, *, color: bool = False) -> str:
         raise RuntimeError("formatter bug")
 
     monkeypatch.setattr("ranklint.faces.cli.format_text", broken_formatter)

@@ -69,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--ignore", type=_codes, default=[], help="codes or prefixes to disable")
     check.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    check.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the text output: auto (a terminal, unless NO_COLOR is set), always, never",
+    )
     check.add_argument("--config", metavar="FILE", help="configuration file (pyproject.toml)")
     check.add_argument("--jobs", "-j", type=int, default=None, help="processes (default: CPUs)")
     check.add_argument(
@@ -478,6 +484,17 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
+def _use_color(args: argparse.Namespace, out: TextIO) -> bool:
+    """``--color``: ``auto`` colours a terminal unless NO_COLOR is set or TERM is dumb."""
+    choice = getattr(args, "color", "never")
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(out, "isatty", None)
+    return bool(isatty and isatty())
+
+
 def _write_findings(args: argparse.Namespace, result: LintResult, out: TextIO) -> None:
     if args.format == "json":
         out.write(format_json(result.findings))
@@ -496,7 +513,7 @@ def _write_findings(args: argparse.Namespace, result: LintResult, out: TextIO) -
     elif args.statistics:
         out.write(format_statistics(result.findings))
     else:
-        out.write(format_text(result.findings))
+        out.write(format_text(result.findings, color=_use_color(args, out)))
     out.flush()
 
 

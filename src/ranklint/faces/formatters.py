@@ -25,11 +25,23 @@ _GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.
 _SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
-def format_text(findings: Sequence[Finding]) -> str:
+# ANSI colours of the text format (--color): the path bold, the code by severity.
+_BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
+_CODE_COLOUR = {Severity.ERROR: "\x1b[31m", Severity.WARNING: "\x1b[33m", Severity.INFO: "\x1b[36m"}
+
+
+def format_text(findings: Sequence[Finding], *, color: bool = False) -> str:
     lines = []
     for f in findings:
-        lines.append(f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}")
-        lines.extend(f"    {s.path}:{s.line}:{s.col}: {s.message}" for s in f.trace)
+        if color:
+            code = f"{_CODE_COLOUR[f.severity]}{f.code}{_RESET}"
+            lines.append(f"{_BOLD}{f.path}{_RESET}:{f.line}:{f.col}: {code} {f.message}")
+            lines.extend(
+                f"    {_DIM}{s.path}:{s.line}:{s.col}:{_RESET} {s.message}" for s in f.trace
+            )
+        else:
+            lines.append(f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}")
+            lines.extend(f"    {s.path}:{s.line}:{s.col}: {s.message}" for s in f.trace)
     return "".join(line + "\n" for line in lines)
 
 
