@@ -88,7 +88,7 @@ def lint_paths(
     """Discover and lint files under ``paths``; ``jobs`` processes (default: CPU count).
 
     ``config``: when None, the ``[tool.ranklint]`` table of the nearest
-    ``pyproject.toml`` above the working folder, as the CLI finds it (defaults
+    ``pyproject.toml`` above the folder holding ``paths``, as the CLI finds it (defaults
     when there is none); :class:`~ranklint.config.ConfigError` when it is broken.
     A path that does not exist raises :class:`FileNotFoundError` naming every
     such path, unless ``missing_ok`` (then they are listed in ``missing`` and
@@ -106,7 +106,7 @@ def lint_paths(
     are reported too, at their own location, unless ``only_given_files``; they
     are found in the files the run saw, so all of them with a warm cache.
     """
-    config = config if config is not None else load_config()
+    config = config if config is not None else load_config(cwd=config_start(paths, None))
     found = discover([str(p) for p in paths], config, force_exclude=force_exclude)
     if found.missing and not missing_ok:
         names = ", ".join(found.missing)
@@ -263,6 +263,21 @@ def lint_files(
 
     # `known` spares a second lookup of each file (equivalent mutant without it).
     return run(files, config, jobs=jobs, cache=cache, known=known)  # pragma: no mutate
+
+
+def config_start(paths: Sequence[str | Path], stdin_name: str | None) -> Path:
+    """Where the configuration is looked for: the folder holding all the checked
+    paths (``ranklint check trainer/`` uses ``trainer/pyproject.toml``), or the
+    working folder when they are not on disk."""
+    named = [stdin_name or "."] if list(paths) == ["-"] else list(paths)
+    existing = [os.path.abspath(p) for p in named if os.path.exists(p)]
+    if not existing:
+        return Path.cwd()
+    try:
+        common = Path(os.path.commonpath(existing))
+    except ValueError:  # other drives
+        return Path.cwd()
+    return common if common.is_dir() else common.parent
 
 
 def project_root(files: Sequence[str], config: Config) -> Path | None:

@@ -486,16 +486,13 @@ def load_config(path: str | Path | None = None, *, cwd: Path | None = None) -> C
     With ``path``: that file (``pyproject.toml`` uses its ``[tool.ranklint]``
     table, any other TOML file its top level). Without: the nearest
     ``pyproject.toml`` with a ``[tool.ranklint]`` table, walking up from
-    ``cwd``; defaults when there is none.
+    ``cwd``; defaults when there is none. A table's ``extend = "FILE"`` (a
+    path relative to it) inherits FILE's table; the table's own keys win.
     """
     start = (cwd or Path.cwd()).absolute()
     if path is not None:
         file = Path(path)
-        data = _read_toml(file)
-        if file.name == "pyproject.toml" or "tool" in data:
-            table = data.get("tool", {}).get("ranklint", {})
-        else:
-            table = data
+        table = _extended(_table_of(file, _read_toml(file)), file, ())
         return config_from_table(table, source=file, root=file.absolute().parent)
     for directory in (start, *start.parents):
         candidate = directory / "pyproject.toml"
@@ -503,9 +500,37 @@ def load_config(path: str | Path | None = None, *, cwd: Path | None = None) -> C
             data = _read_toml(candidate)
             tool = data.get("tool")
             if isinstance(tool, dict) and "ranklint" in tool:
-                found = config_from_table(tool["ranklint"], source=candidate, root=directory)
+                table = _extended(tool["ranklint"], candidate, ())
+                found = config_from_table(table, source=candidate, root=directory)
                 return dataclasses.replace(found, discovered=True)
     return Config(root=start)
+
+
+def _table_of(file: Path, data: dict[str, Any]) -> Any:
+    """``[tool.ranklint]`` of a ``pyproject.toml`` (or of a file with a ``tool`` table),
+    else the file's top level."""
+    if file.name == "pyproject.toml" or "tool" in data:
+        return data.get("tool", {}).get("ranklint", {})
+    return data
+
+
+def _extended(table: Any, file: Path, seen: tuple[Path, ...]) -> Any:
+    """``table`` with the table its ``extend`` names underneath (recursively)."""
+    if not isinstance(table, dict) or "extend" not in table:
+        return table
+    target = table["extend"]
+    if not isinstance(target, str):
+        raise ConfigError(f"{file}: [tool.ranklint] extend: expected a path, got {target!r}")
+    parent = (file.absolute().parent / target).resolve()
+    chain = (*seen, file.absolute().resolve())
+    if parent in chain:
+        cycle = " -> ".join(str(p) for p in (*chain, parent))
+        raise ConfigError(f"{file}: [tool.ranklint] extend: a cycle: {cycle}")
+    inherited = _extended(_table_of(parent, _read_toml(parent)), parent, chain)
+    if not isinstance(inherited, dict):
+        raise ConfigError(f"{parent}: [tool.ranklint] must be a table")
+    own = {key: value for key, value in table.items() if key != "extend"}
+    return {**inherited, **own}
 
 
 def _read_toml(file: Path) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ranklint import __version__
-from ranklint.api import LintResult, lint_paths, project_root
+from ranklint.api import LintResult, config_start, lint_paths, project_root
 from ranklint.cache import CACHE_DIR_NAME, default_cache_dir
 from ranklint.config import Config, ConfigError, load_config
 from ranklint.faces.formatters import (
@@ -273,7 +273,8 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
         return EXIT_ERROR
     try:
-        config: Config = load_config(args.config).with_overrides(
+        start = config_start(args.paths or ["."], args.stdin_filename)
+        config: Config = load_config(args.config, cwd=start).with_overrides(
             select=args.select, extend_select=args.extend_select, ignore=args.ignore
         )
     except ConfigError as exc:
@@ -370,7 +371,7 @@ def _clean(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         paths = args.paths or ["."]
         try:
-            config = load_config()
+            config = load_config(cwd=config_start(paths, None))
         except ConfigError as exc:
             err.write(f"ranklint: error: {exc}\n")
             return EXIT_ERROR
