@@ -163,7 +163,7 @@ def _child(
             "gloo", init_method=store, rank=rank, world_size=world_size, timeout=pg_timeout
         )
         _meet(dist, "ready", world_size, timeout)
-        result = threads._settle(fn(rank, world_size, *inputs))
+        result = threads.settle(fn(rank, world_size, *inputs))
         finish({"state": "finished", "result": result})
         # Let the peers finish receiving this rank's last sends before it leaves.
         _meet(dist, "done", world_size, _LINGER)

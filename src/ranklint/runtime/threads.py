@@ -295,7 +295,7 @@ class _Isolation:
         os.environ.update({key: str(value) for key, value in env.items()})
 
 
-def _settle(result: Any) -> Any:
+def settle(result: Any) -> Any:
     """An ``async def`` rank function's result: its coroutine, run to the end here."""
     if inspect.iscoroutine(result):
         return asyncio.run(result)
@@ -333,7 +333,7 @@ def run(
         try:
             dist.init_process_group(backend, rank=rank, world_size=world_size, store=store)
             world.enter(rank)
-            result = _settle(fn(rank, world_size, *inputs[rank]))
+            result = settle(fn(rank, world_size, *inputs[rank]))
             world.leave(rank, result)
         except _Abort:
             pass
