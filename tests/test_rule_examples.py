@@ -22,7 +22,9 @@ def _cases(kind: str) -> list[pytest.param]:
 
 @pytest.mark.parametrize(("rule", "example"), _cases("valid"))
 def test_valid_example_yields_no_finding_of_its_rule(rule: type[Rule], example: str) -> None:
-    result = lint_source(example, rule.example_path, Config(select=(rule.code,)))
+    result = lint_source(
+        example, rule.example_path, Config(select=(rule.code, *rule.example_select))
+    )
 
     assert result.errors == []
     assert [f for f in result.findings if f.code == rule.code] == []
@@ -30,7 +32,9 @@ def test_valid_example_yields_no_finding_of_its_rule(rule: type[Rule], example: 
 
 @pytest.mark.parametrize(("rule", "example"), _cases("invalid"))
 def test_invalid_example_yields_exactly_the_marked_findings(rule: type[Rule], example: str) -> None:
-    result = lint_source(example, rule.example_path, Config(select=(rule.code,)))
+    result = lint_source(
+        example, rule.example_path, Config(select=(rule.code, *rule.example_select))
+    )
 
     assert result.errors == []
     expected = [item for item in expected_findings(example) if item[1] == rule.code]

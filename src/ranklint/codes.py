@@ -7,6 +7,7 @@ from __future__ import annotations
 
 CODES: tuple[tuple[str, str, bool], ...] = (
     ("RNK001", "parse-error", True),
+    ("RNK002", "unused-suppression", False),
     ("RNK101", "import-time-process-group", True),
     ("RNK102", "rank-divergent-collective", True),
     ("RNK103", "missing-root", True),

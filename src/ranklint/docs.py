@@ -94,7 +94,8 @@ def _runtime_section(rule: type[Rule]) -> list[str]:
 
 def example_report(rule: type[Rule], example: str) -> list[str]:
     """What ranklint prints for ``example`` with only ``rule`` selected, one finding a line."""
-    result = lint_source(example, rule.example_path, Config(select=(rule.code,)))
+    config = Config(select=(rule.code, *rule.example_select))
+    result = lint_source(example, rule.example_path, config)
     return [f"{f.line}:{f.col}: {f.code} {f.message}" for f in result.findings]
 
 

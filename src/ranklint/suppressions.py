@@ -29,12 +29,16 @@ class Suppressions:
     by_line: dict[int, frozenset[str] | None] = field(default_factory=dict)
 
     def suppresses(self, code: str, lines: Iterable[int]) -> bool:
+        return self.suppressing_line(code, lines) is not None
+
+    def suppressing_line(self, code: str, lines: Iterable[int]) -> int | None:
+        """The first of ``lines`` whose comment suppresses ``code``; ``None`` if none does."""
         for line in lines:
             if line in self.by_line:
                 codes = self.by_line[line]
                 if codes is None or code in codes:
-                    return True
-        return False
+                    return line
+        return None
 
 
 NO_SUPPRESSIONS = Suppressions()

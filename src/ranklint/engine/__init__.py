@@ -31,6 +31,7 @@ from ranklint.results import FileResult, Span, add_project_findings, finding_at
 from ranklint.rules import PendingFinding, Rule, rule_by_code
 from ranklint.rules.base import ProjectFinding
 from ranklint.rules.framework.parse_error import ParseError
+from ranklint.rules.framework.unused_suppression import UNUSED_SUPPRESSION, unused_suppressions
 from ranklint.source import SourceError, decode_source, parse_source
 from ranklint.suppressions import NO_SUPPRESSIONS, parse_suppressions
 
@@ -157,7 +158,7 @@ class Linter:
         walker = Walker(ctx, [*recorders, *(rule(ctx, pending.append) for rule in visiting)])
         with deep_recursion():
             walker.walk(module)
-            result = self._resolve(path, module, text, walker, pending)
+            result = self._resolve(path, module, text, walker, pending, rules)
         if not walker.errors:
             result.summary = ctx.facts.summary(ctx.names.module_imports())
         return result
@@ -169,19 +170,36 @@ class Linter:
         text: str,
         walker: Walker,
         pending: list[PendingFinding],
+        rules: Sequence[type[Rule]] = (),
     ) -> FileResult:
-        """Positions, suppressions and Finding objects for the walk's pending findings."""
+        """Positions, suppressions and Finding objects for the walk's pending findings;
+        with RNK002 among ``rules``, the suppressions that suppressed nothing."""
         pending = [p for p in pending if p.rule.code not in walker.failed_rules]
         result = FileResult(path, errors=walker.errors)
-        if not pending:
+        unused_rule = next((rule for rule in rules if rule.code == UNUSED_SUPPRESSION), None)
+        if not pending and unused_rule is None:
             return result
 
         suppressions = parse_suppressions(text)
+        used: set[tuple[int, str]] = set()
         spans = spans_of(module, [(p.node, p.statement, p.top_statement) for p in pending])
         for item, span in zip(pending, spans, strict=True):
-            if suppressions.suppresses(item.rule.code, span.lines):
+            line = suppressions.suppressing_line(item.rule.code, span.lines)
+            if line is not None:
+                used.add((line, item.rule.code))
                 continue
             result.findings.append(finding_at(item.rule, item.message, path, span))
+        if unused_rule is not None:
+            # Only codes decided here, in this file's walk: a project-phase rule's
+            # suppression may serve a finding this walk cannot see.
+            checked = {
+                rule.code
+                for rule in rules
+                if not rule.project and rule.code not in walker.failed_rules
+            } - {"RNK001", UNUSED_SUPPRESSION}
+            result.findings.extend(
+                unused_suppressions(unused_rule, path, text, suppressions, used, checked)
+            )
         result.findings.sort(key=Finding.sort_key)
         return result
 

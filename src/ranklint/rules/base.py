@@ -85,6 +85,8 @@ class Rule(NodeVisitor):
     default_enabled: ClassVar[bool] = True
     # Path the examples are linted under (test rules apply to test files only).
     example_path: ClassVar[str] = "example.py"
+    # Codes selected with this rule's when its examples run (RNK002 judges another code).
+    example_select: ClassVar[tuple[str, ...]] = ()
     # Decided (wholly or partly) in the project phase, by :meth:`check_project`.
     project: ClassVar[bool] = False
     # Its project-phase findings need every file of the project: where only

@@ -1,0 +1,102 @@
+"""RNK002 unused-suppression."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from ranklint.findings import Finding, Severity
+from ranklint.rules.base import Rule
+from ranklint.suppressions import Suppressions
+
+UNUSED_SUPPRESSION = "RNK002"
+_COMMENT = re.compile(r"#\s*(?:noqa|ranklint:\s*ignore)", re.IGNORECASE)
+
+
+class UnusedSuppression(Rule):
+    """Reported by the engine after a file's walk, from the suppressions nothing used."""
+
+    code = UNUSED_SUPPRESSION
+    name = "unused-suppression"
+    severity = Severity.WARNING
+    default_enabled = False
+    # The examples suppress RNK301, which must be selected for RNK002 to judge them.
+    example_select = ("RNK301",)
+    summary = "A `# noqa: RNK...` or `# ranklint: ignore[...]` code that suppresses nothing"
+    what = """\
+Reports a code in a line's `# noqa: ...` or `# ranklint: ignore[...]` comment
+when no finding of that code was suppressed by it: the bug was fixed, the
+statement moved, or the code was never right. Only codes that were checked
+for the file in this run are judged: a code that is not selected (or is
+turned off by `per-file-ignores`), a code of another tool in a shared
+`# noqa: E501, RNK301`, and a bare `# noqa` are left alone.
+"""
+    why = """\
+A stale suppression is a hidden hole: when the line changes and a real
+divergence appears on it (a collective moved under a rank test), the old
+comment silences it and the hang reaches the cluster. Removing suppressions
+that no longer serve keeps every remaining one a decision someone made.
+"""
+    limits = """\
+Suppressions of the rules decided in the project phase, across files (RNK102's
+call chains, the hot-path rules, RNK105, RNK108, RNK110 and others with a
+project part), are not judged: a run over some files of a project cannot tell
+whether such a suppression serves a finding that needs another file. Opt-in
+while its precision on the review corpus is not measured.
+"""
+    valid = (
+        """
+        from torch.distributed import *  # noqa: RNK301 (audited: only get_rank is used)
+
+
+        def is_leader():
+            return get_rank() == 0
+        """,
+    )
+    invalid = (
+        """
+        import torch.distributed as dist  # noqa: RNK301  # expect: RNK002
+        """,
+    )
+
+
+def unused_suppressions(
+    rule: type[Rule],
+    path: str,
+    text: str,
+    suppressions: Suppressions,
+    used: set[tuple[int, str]],
+    checked: Iterable[str],
+) -> list[Finding]:
+    """One finding per suppressed code of ``checked`` that suppressed nothing on its line."""
+    judged = set(checked)
+    lines = text.splitlines()
+    found = []
+    for line, codes in sorted(suppressions.by_line.items()):
+        if codes is None or line > len(lines):
+            continue
+        stale = sorted(code for code in codes if code in judged and (line, code) not in used)
+        if not stale:
+            continue
+        physical = lines[line - 1]
+        match = _COMMENT.search(physical)
+        col = match.start() + 1 if match else 1
+        for code in stale:
+            message = (
+                f"`{code}` is suppressed here but nothing on this line reports it; remove it "
+                "from the comment (a stale suppression would hide the next real finding here)"
+            )
+            found.append(
+                Finding(
+                    rule.code,
+                    rule.name,
+                    rule.severity,
+                    message,
+                    path,
+                    line,
+                    col,
+                    line,
+                    len(physical) + 1,
+                )
+            )
+    return found

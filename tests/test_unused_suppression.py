@@ -1,0 +1,92 @@
+"""RNK002 unused-suppression: judged only for codes checked in the file's own walk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ranklint import Config, lint_source
+from tests.conftest import write
+
+WILDCARD_USED = (
+    "from torch.distributed import *  # noqa: RNK301\n\n\ndef f():\n    return get_rank()\n"
+)
+
+
+def _codes(source: str, select: tuple[str, ...], **config: object) -> list[tuple[int, str]]:
+    result = lint_source(source, "pkg/mod.py", Config(select=select, **config))  # type: ignore[arg-type]
+    assert result.errors == []
+    return [(f.line, f.code) for f in result.findings]
+
+
+def test_used_suppression_is_not_reported() -> None:
+    assert _codes(WILDCARD_USED, ("RNK002", "RNK301")) == []
+
+
+@pytest.mark.parametrize(
+    "comment",
+    ["# noqa: RNK301", "# ranklint: ignore[RNK301]", "# noqa: E501, RNK301 (why)"],
+)
+def test_stale_code_is_reported_at_its_comment(comment: str) -> None:
+    source = f"import torch.distributed as dist  {comment}\n"
+
+    result = lint_source(source, "pkg/mod.py", Config(select=("RNK002", "RNK301")))
+
+    (finding,) = result.findings
+    assert (finding.code, finding.line, finding.col) == ("RNK002", 1, 35)
+    assert finding.message.startswith("`RNK301` is suppressed here but nothing on this line")
+
+
+@pytest.mark.parametrize(
+    ("source", "select", "config"),
+    [
+        ("x = 1  # noqa: RNK301\n", ("RNK002",), {}),  # RNK301 not selected
+        ("x = 1  # noqa\n", ("RNK002", "RNK301"), {}),  # a bare noqa
+        ("x = 1  # noqa: E501\n", ("RNK002", "RNK301"), {}),  # another tool's code
+        ("x = 1  # noqa: RNK102\n", ("RNK002", "RNK102"), {}),  # decided in the project phase
+        (
+            "x = 1  # noqa: RNK301\n",
+            ("RNK002", "RNK301"),
+            {"per_file_ignores": {"pkg/*": ("RNK301",)}},
+        ),
+    ],
+    ids=["not-selected", "bare", "other-tool", "project-rule", "per-file-ignored"],
+)
+def test_suppression_that_cannot_be_judged_is_left_alone(
+    source: str, select: tuple[str, ...], config: dict
+) -> None:
+    assert _codes(source, select, **config) == []
+
+
+def test_suppression_on_the_last_line_of_a_statement_counts_as_used() -> None:
+    source = (
+        "import torch.distributed as dist\n\n\ndef f(objs, tp_group):\n"
+        "    dist.broadcast_object_list(\n        objs,\n        group=tp_group,\n"
+        "    )  # noqa: RNK103\n"
+    )
+
+    assert _codes(source, ("RNK002", "RNK103")) == []
+    assert _codes(source.replace("RNK103", "RNK104"), ("RNK002", "RNK103", "RNK104")) == [
+        (5, "RNK103"),
+        (8, "RNK002"),
+    ]
+
+
+def test_cli_reports_rnk002_only_when_selected_and_again_from_the_cache(
+    run_cli, tmp_path: Path
+) -> None:
+    write(tmp_path / "a.py", "import os  # noqa: RNK301\n")
+
+    default = run_cli("check", str(tmp_path), "--cache-dir", str(tmp_path / "c"))
+    selected = [
+        run_cli(
+            "check", str(tmp_path), "--cache-dir", str(tmp_path / "c"), "--extend-select", "RNK002"
+        )
+        for _ in range(2)
+    ]
+
+    assert default.code == 0
+    assert [run.code for run in selected] == [1, 1]
+    assert selected[0].out == selected[1].out
+    assert ":1:12: RNK002 `RNK301` is suppressed here" in selected[0].out
