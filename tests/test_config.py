@@ -59,8 +59,11 @@ def test_off_by_default_rule_is_enabled_by_its_code_or_all() -> None:
     [
         ({"select": ("RNK1",)}, RNK1_ALL),
         ({"select": ("RNK101", "RNK301")}, ["RNK101", "RNK301"]),
-        ({"select": ("ALL",), "ignore": ("RNK3",)}, ["RNK001", *RNK1_ALL, *RNK2_ALL, *REST_ALL]),
-        ({"select": ("RNK0",), "extend_select": ("RNK301",)}, ["RNK001", "RNK301"]),
+        (
+            {"select": ("ALL",), "ignore": ("RNK3",)},
+            ["RNK001", "RNK002", *RNK1_ALL, *RNK2_ALL, *REST_ALL],
+        ),
+        ({"select": ("RNK0",), "extend_select": ("RNK301",)}, ["RNK001", "RNK002", "RNK301"]),
         ({"ignore": ("RNK",)}, []),
         ({"ignore": ("RNK1", "RNK2", "RNK4", "RNK5", "RNK6")}, ["RNK001", *RNK3_DEFAULT]),
     ],

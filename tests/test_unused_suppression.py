@@ -90,3 +90,11 @@ def test_cli_reports_rnk002_only_when_selected_and_again_from_the_cache(
     assert [run.code for run in selected] == [1, 1]
     assert selected[0].out == selected[1].out
     assert ":1:12: RNK002 `RNK301` is suppressed here" in selected[0].out
+
+
+def test_stale_code_after_a_form_feed_is_placed_on_the_tokenizers_line() -> None:
+    source = "x = 1\x0c  # a form feed inside line 1\ny = 2  # noqa: RNK301\n"
+
+    result = lint_source(source, "pkg/mod.py", Config(select=("RNK002", "RNK301")))
+
+    assert [(f.line, f.col, f.end_col) for f in result.findings] == [(2, 8, 22)]

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 
 from ranklint.findings import Finding, Severity
+from ranklint.positions import NEWLINE
 from ranklint.rules.base import Rule
 from ranklint.suppressions import Suppressions
 
@@ -70,7 +71,9 @@ def unused_suppressions(
 ) -> list[Finding]:
     """One finding per suppressed code of ``checked`` that suppressed nothing on its line."""
     judged = set(checked)
-    lines = text.splitlines()
+    # Lines as the tokenizer counts them (not str.splitlines, which also breaks
+    # at form feeds and other separators inside a line).
+    lines = NEWLINE.split(text)
     found = []
     for line, codes in sorted(suppressions.by_line.items()):
         if codes is None or line > len(lines):
