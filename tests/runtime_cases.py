@@ -245,3 +245,12 @@ def every_collective(rank: int, world_size: int, extra: bool = False) -> dict[st
     if extra and rank == 0:
         dist.barrier()
     return out
+
+
+#: Rank functions whose ranks disagree on one field of one collective, with that field.
+ARGUMENT_MISMATCHES = [
+    (rank_dependent_src, "root"),
+    (rank_dependent_op, "reduce op"),
+    (different_shapes, "shape"),
+    (group_on_some_ranks, "arguments"),
+]

@@ -164,3 +164,21 @@ def test_cli_with_outside_config_indexes_only_the_project(run_cli, tmp_path: Pat
 
     assert result.code == 0, result.out
     assert not (tmp_path / "home" / ".ranklint_cache").exists()
+
+
+def test_output_file_keeps_an_existing_files_mode_and_a_new_one_gets_the_umasks(
+    run_cli, tmp_path: Path
+) -> None:
+    import os
+
+    write(tmp_path / "a.py", BUGGY)
+    kept = write(tmp_path / "kept.txt", "old\n")
+    kept.chmod(0o640)
+    umask = os.umask(0)
+    os.umask(umask)
+
+    run_cli("check", str(tmp_path / "a.py"), "-o", str(kept))
+    run_cli("check", str(tmp_path / "a.py"), "-o", str(tmp_path / "new.txt"))
+
+    assert kept.stat().st_mode & 0o777 == 0o640
+    assert (tmp_path / "new.txt").stat().st_mode & 0o777 == 0o666 & ~umask

@@ -109,15 +109,7 @@ def test_gloo_falls_back_when_threads_are_unavailable(monkeypatch: pytest.Monkey
     assert run_ranks(cases.async_sum, 2, mode="threads", timeout=20) == [2.0, 2.0]
 
 
-@pytest.mark.parametrize(
-    ("case", "field"),
-    [
-        (cases.rank_dependent_src, "root"),
-        (cases.rank_dependent_op, "reduce op"),
-        (cases.different_shapes, "shape"),
-        (cases.group_on_some_ranks, "arguments"),
-    ],
-)
+@pytest.mark.parametrize(("case", "field"), cases.ARGUMENT_MISMATCHES)
 def test_gloo_argument_mismatch_names_the_field(case: object, field: str) -> None:
     with pytest.raises(DivergenceError) as caught:
         run_ranks(case, 2, mode="gloo", timeout=10, explain=False)  # type: ignore[arg-type]

@@ -88,15 +88,7 @@ def test_run_ranks_rank_dependent_trip_count_reports_the_extra_iteration() -> No
     assert "rank 0 never issued it" in str(caught.value)
 
 
-@pytest.mark.parametrize(
-    ("case", "field"),
-    [
-        (cases.rank_dependent_src, "root"),
-        (cases.rank_dependent_op, "reduce op"),
-        (cases.different_shapes, "shape"),
-        (cases.group_on_some_ranks, "arguments"),
-    ],
-)
+@pytest.mark.parametrize(("case", "field"), cases.ARGUMENT_MISMATCHES)
 def test_run_ranks_argument_mismatch_names_the_field(case: object, field: str) -> None:
     with pytest.raises(DivergenceError) as caught:
         run_ranks(case, 2, explain=False)  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ from pathlib import Path
 from ranklint.analysis.layout import project_folder
 from ranklint.cache import Cache
 from ranklint.config import Config, load_config
-from ranklint.discovery import discover
+from ranklint.discovery import Discovery, discover
 from ranklint.findings import Finding, InternalError
 from ranklint.results import FileResult, add_project_findings
 
@@ -135,11 +135,7 @@ def lint_paths(
         made = cache.get_project(key) if key is not None else None
         if made is not None:
             add_project_findings(results, made)
-            merged = _merged(results[: len(files)], found.missing, complete=not others)
-            merged.skipped = list(found.skipped)
-            if not only_given_files:
-                _add_through(merged, files, results[len(files) :])
-            return merged
+            return _finished(results, found, complete=not others, through=not only_given_files)
     from ranklint.engine import Linter
 
     # `known` spares a second lookup of each file (equivalent mutant without it).
@@ -163,24 +159,28 @@ def lint_paths(
         results += called
         complete = len(called) == len(others)
     Linter(config).project_phase(results, cache=cache, jobs=jobs)
+    return _finished(results, found, complete=complete, through=not only_given_files)
+
+
+def _finished(
+    results: Sequence[FileResult], found: Discovery, *, complete: bool, through: bool
+) -> LintResult:
+    """The run's result from the results of the given files (first) and the others;
+    with ``through``, the others' findings whose trace passes through a given file too."""
+    files = found.files
     merged = _merged(results[: len(files)], found.missing, complete=complete)
     merged.skipped = list(found.skipped)
-    if not only_given_files:
-        _add_through(merged, files, results[len(files) :])
-    return merged
-
-
-def _add_through(merged: LintResult, files: Sequence[str], others: Sequence[FileResult]) -> None:
-    """Add the findings of ``others`` whose trace passes through one of ``files``."""
-    given = {os.path.abspath(path) for path in files}
-    through = [
-        finding
-        for result in others
-        for finding in result.findings
-        if any(os.path.abspath(step.path) in given for step in finding.trace)
-    ]
     if through:
-        merged.findings = sorted([*merged.findings, *through], key=Finding.sort_key)
+        given = {os.path.abspath(path) for path in files}
+        reached = [
+            finding
+            for result in results[len(files) :]
+            for finding in result.findings
+            if any(os.path.abspath(step.path) in given for step in finding.trace)
+        ]
+        if reached:
+            merged.findings = sorted([*merged.findings, *reached], key=Finding.sort_key)
+    return merged
 
 
 def _project_files(files: Sequence[str], config: Config) -> list[str]:

@@ -134,23 +134,24 @@ def _walk(top: str, spec: pathspec.GitIgnoreSpec, config: Config) -> list[str]:
     git = _GitIgnores(top) if config.respect_gitignore else None
     for directory, dirnames, filenames in os.walk(top):
         here = os.path.abspath(directory)
-        if git is not None:
-            dirnames[:] = [d for d in dirnames if not git.ignored(os.path.join(here, d), True)]
-            filenames = [f for f in filenames if not git.ignored(os.path.join(here, f), False)]
         # os.walk never descends into directory links (no loops). Not entering
         # excluded directories saves the walk; the files inside are excluded by
         # the file check too (so these mutants are equivalent).
         kept = []
         for name in sorted(dirnames):
             relative = config.relative_path(os.path.join(directory, name))
-            if not _matches(spec, relative, True):  # pragma: no mutate
+            if _matches(spec, relative, True):  # pragma: no mutate
+                continue
+            if git is None or not git.ignored(os.path.join(here, name), True):
                 kept.append(name)
         dirnames[:] = kept
         for name in sorted(filenames):
             if not name.endswith(PYTHON_SUFFIXES):
                 continue
             file = os.path.join(directory, name)
-            if not _matches(spec, config.relative_path(file), False):
+            if _matches(spec, config.relative_path(file), False):
+                continue
+            if git is None or not git.ignored(os.path.join(here, name), False):
                 found.append(os.path.normpath(file))
     return found
 

@@ -9,7 +9,6 @@ import json
 import logging
 import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
@@ -18,6 +17,7 @@ from ranklint import __version__
 from ranklint.api import LintResult, config_start, lint_paths, project_root
 from ranklint.cache import CACHE_DIR_NAME, default_cache_dir
 from ranklint.config import Config, ConfigError, load_config
+from ranklint.faces.files import replace_file
 from ranklint.faces.formatters import (
     FORMATS,
     format_github,
@@ -334,7 +334,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         buffer = io.StringIO()
         _write_findings(args, result, buffer)
         try:
-            write_atomically(Path(args.output_file), buffer.getvalue())
+            replace_file(Path(args.output_file), buffer.getvalue().encode("utf-8"))
         except OSError as exc:
             err.write(f"ranklint: error: cannot write {args.output_file}: {exc.strerror}\n")
             return EXIT_ERROR
@@ -441,7 +441,7 @@ def _apply_baseline(args: argparse.Namespace, result: LintResult, err: TextIO) -
     folder = file.absolute().parent
     try:
         if args.write_baseline:
-            write_atomically(file, baseline.render(result.findings, folder))
+            replace_file(file, baseline.render(result.findings, folder).encode("utf-8"))
             count = len(result.findings)
             err.write(f"ranklint: recorded {count} finding{'s' if count != 1 else ''} in {file}\n")
             return result
@@ -454,7 +454,7 @@ def _apply_baseline(args: argparse.Namespace, result: LintResult, err: TextIO) -
             )
         stale = sum(comparison.stale.values())
         if stale and args.baseline_prune:
-            write_atomically(file, baseline.pruned(recorded, comparison.stale))
+            replace_file(file, baseline.pruned(recorded, comparison.stale).encode("utf-8"))
             err.write(f"ranklint: pruned {stale} stale record{'s' if stale != 1 else ''}\n")
         elif stale:
             err.write(
@@ -469,20 +469,6 @@ def _apply_baseline(args: argparse.Namespace, result: LintResult, err: TextIO) -
         err.write(f"ranklint: error: cannot write {file}: {exc.strerror}\n")
         return None
     return dataclasses.replace(result, findings=comparison.new)
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text``: a temporary file in the same folder, then a rename,
-    so a reader never sees half a file and a failed write leaves the old one."""
-    folder = path.parent if str(path.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
-            file.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def _use_color(args: argparse.Namespace, out: TextIO) -> bool:

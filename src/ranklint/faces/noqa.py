@@ -16,14 +16,13 @@ from __future__ import annotations
 import ast
 import io
 import logging
-import os
 import re
-import tempfile
 import tokenize
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ranklint.faces.files import replace_file
 from ranklint.findings import Finding
 
 logger = logging.getLogger(__name__)
@@ -121,23 +120,9 @@ def _edit_file(path: str, findings: Iterable[Finding], report: NoqaReport) -> No
             report.refused.append((path, "it changed on disk since it was checked"))
             return
         # "utf-8-sig" writes the BOM back; line endings were kept line by line.
-        _replace(file, new_text.encode(encoding))
+        replace_file(file, new_text.encode(encoding))
     except OSError as exc:
         report.refused.append((path, f"cannot write it: {exc.strerror}"))
         return
     report.added += added
     report.files.append(path)
-
-
-def _replace(file: Path, data: bytes) -> None:
-    """Write ``data`` over ``file`` atomically, keeping its permissions."""
-    mode = file.stat().st_mode
-    handle, temporary = tempfile.mkstemp(prefix=f".{file.name}.", dir=file.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.chmod(temporary, mode)
-        os.replace(temporary, file)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -202,8 +202,8 @@ def run(
             for process in processes:
                 process.start()
             deadline = time.monotonic() + timeout + _GRACE
-            while time.monotonic() < deadline and any(p.is_alive() for p in processes):
-                processes[0].join(0.05) if processes[0].is_alive() else time.sleep(0.05)
+            for process in processes:
+                process.join(max(deadline - time.monotonic(), 0))
         finally:
             for process in processes:
                 if process.is_alive():

@@ -78,7 +78,6 @@ class _Rank:
     result: Any = None
     error: str | None = None
     thread: threading.Thread | None = None
-    saved: dict[str, Any] = field(default_factory=dict)
 
 
 class World:
