@@ -179,3 +179,19 @@ def test_notes_for_look_at_the_lines_ranks_wait_in(tmp_path: Path) -> None:
     )
 
     assert static._sites(error) == {(str(tmp_path / "w.py"), 3)}
+
+
+def test_no_turn_is_given_before_every_rank_has_joined() -> None:
+    world = World(2, ())
+    world.ranks[1].state = "running"
+    world.runnable.add(1)
+
+    with world.cond:
+        world._dispatch()
+        waiting = world.holder
+        world.ranks[0].state = "running"
+        world.runnable.add(0)
+        world._dispatch()
+
+    assert waiting is None
+    assert world.holder == 0

@@ -98,7 +98,10 @@ class World:
     # The baton. Every method below runs with ``self.cond`` held.
 
     def _dispatch(self) -> None:
-        if self.holder is None and self.runnable and self.failure is None:
+        # No turn is given before every rank has joined: which thread starts first
+        # must not decide the schedule (rank 0 always runs first).
+        started = all(state.state != "starting" for state in self.ranks)
+        if self.holder is None and self.runnable and self.failure is None and started:
             self.holder = min(self.runnable)
         self.cond.notify_all()
         if self.holder is None and self.failure is None:
