@@ -242,6 +242,22 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_runtime_adapter.py",
         ),
     ),
+    # Fixes: text edits, the engine's node-to-edit step, the codemods rules build
+    # fixes from, and --fix/--diff's planning and writing.
+    "fixes": (
+        ("fixes.py", "engine/fixing.py", "rules/codemods.py", "faces/fixing.py"),
+        ("tests/test_fixes.py", "tests/test_fix_cli.py", "tests/test_rule_fixes.py"),
+    ),
+    # The adoption faces: baselines, --add-noqa, and RNK002 (unused suppressions).
+    "adoption": (
+        ("faces/baseline.py", "faces/noqa.py", "rules/framework/unused_suppression.py"),
+        (
+            "tests/test_baseline.py",
+            "tests/test_add_noqa.py",
+            "tests/test_unused_suppression.py",
+            "tests/test_rule_fixes.py",
+        ),
+    ),
     # The value analyses and rules of the collective-analysis round (RNK110-RNK113,
     # framework collectives): small enough to run alone.
     "values": (

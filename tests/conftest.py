@@ -21,7 +21,12 @@ from ranklint.findings import Finding
 # "long" (10,000+, on demand): `pytest tests/test_fuzz.py --hypothesis-profile long`.
 _FUZZ_SETTINGS = {
     "deadline": None,
-    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+    # hypothesmith filters many of the programs it draws (filter_too_much, now and then).
+    "suppress_health_check": [
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+    ],
 }
 settings.register_profile("ci", max_examples=300, **_FUZZ_SETTINGS)
 settings.register_profile("long", max_examples=10_000, **_FUZZ_SETTINGS)

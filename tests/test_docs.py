@@ -129,19 +129,37 @@ def test_rule_index_lists_each_rule_with_a_link_and_its_default() -> None:
     index = render_index(all_rules())
 
     lines = index.splitlines()
-    assert lines[:4] == [
-        "# Rules",
-        "",
-        "| code | name | severity | default | summary |",
-        "| --- | --- | --- | --- | --- |",
-    ]
-    rule = next(rule for rule in all_rules() if not rule.default_enabled)
+    assert lines[0] == "# Rules"
+    assert "| code | name | severity | default | fix | summary |" in lines
+    rule = next(
+        rule for rule in all_rules() if not rule.default_enabled and rule.fix_applicability is None
+    )
     row = (
         f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.severity.value} | off "
-        f"| {rule.summary} |"
+        f"| - | {rule.summary} |"
     )
     assert row in lines
     assert index.endswith(" |\n")
+
+
+@pytest.mark.parametrize(("code", "kind"), [("RNK103", "safe"), ("RNK110", "unsafe")])
+def test_rule_index_and_page_name_the_fix_safety(code: str, kind: str) -> None:
+    rule = next(rule for rule in all_rules() if rule.code == code)
+
+    index = render_index(all_rules()).splitlines()
+    page = render_rule(rule)
+
+    assert any(line.startswith(f"| [{code}]") and f"| {kind} |" in line for line in index)
+    assert f"## Fix safety\n\nFix: {kind}.\n" in page
+    before, after = rule.fix_examples()[0]
+    assert f"Before `--fix`:\n\n```python\n{before.rstrip()}\n```" in page
+    assert f"After:\n\n```python\n{after.rstrip()}\n```" in page
+
+
+def test_rule_page_without_a_fix_says_so() -> None:
+    rule = next(rule for rule in all_rules() if rule.code == "RNK102")
+
+    assert "## Fix safety\n\nNo automatic fix.\n" in render_rule(rule)
 
 
 def test_rule_page_example_blocks_keep_the_examples_first_line_indentation() -> None:

@@ -76,6 +76,7 @@ def render_rule(rule: type[Rule]) -> str:
         "",
         rule.limits.strip(),
         "",
+        *_fix_section(rule),
         *_runtime_section(rule),
         "## Options",
         "",
@@ -83,6 +84,18 @@ def render_rule(rule: type[Rule]) -> str:
         "",
     ]
     return "\n".join(parts)
+
+
+def _fix_section(rule: type[Rule]) -> list[str]:
+    """The "Fix safety" section: what ``--fix`` does, and each before/after example."""
+    if rule.fix_applicability is None:
+        return ["## Fix safety", "", "No automatic fix.", ""]
+    kind = rule.fix_applicability.value
+    parts = ["## Fix safety", "", f"Fix: {kind}.", "", rule.fix_safety.strip(), ""]
+    for before, after in rule.fix_examples():
+        parts += ["Before `--fix`:", "", "```python", before.rstrip(), "```", ""]
+        parts += ["After:", "", "```python", after.rstrip(), "```", ""]
+    return parts
 
 
 def _runtime_section(rule: type[Rule]) -> list[str]:
@@ -119,16 +132,24 @@ def render_index(rules: list[type[Rule]]) -> str:
     lines = [
         "# Rules",
         "",
-        "| code | name | severity | default | summary |",
-        "| --- | --- | --- | --- | --- |",
+        "Fix: `safe` fixes are applied by `ranklint check --fix`, `unsafe` ones only with",
+        "`--unsafe-fixes` too; each rule's page says what its fix does.",
+        "",
+        "| code | name | severity | default | fix | summary |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for rule in rules:
         default = "on" if rule.default_enabled else "off"
         lines.append(
             f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.severity.value} "
-            f"| {default} | {rule.summary} |"
+            f"| {default} | {_fix_kind(rule)} | {rule.summary} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _fix_kind(rule: type[Rule]) -> str:
+    """``safe``, ``unsafe`` or ``-`` (no fix)."""
+    return "-" if rule.fix_applicability is None else rule.fix_applicability.value
 
 
 def generate(out_dir: Path) -> dict[Path, str]:

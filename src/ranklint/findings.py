@@ -24,6 +24,36 @@ class TraceStep:
     message: str
 
 
+class Applicability(str, enum.Enum):
+    """Whether a fix keeps behaviour (``safe``) or may change it (``unsafe``:
+    applied only with ``--unsafe-fixes``). The string values are public (json)."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True, order=True)
+class Edit:
+    """Replace the text from (``line``, ``col``) up to (``end_line``, ``end_col``)
+    with ``content``. 1-based; columns count characters; the end is exclusive
+    (an insertion starts and ends at the same place)."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """How to fix one finding: its edits (in order, never overlapping), applied together."""
+
+    applicability: Applicability
+    message: str
+    edits: tuple[Edit, ...]
+
+
 @dataclass(frozen=True)
 class Finding:
     """One problem in one file. Lines and columns are 1-based; ``end_col`` is exclusive."""
@@ -38,6 +68,12 @@ class Finding:
     end_line: int
     end_col: int
     trace: tuple[TraceStep, ...] = field(default=())
+    fix: Fix | None = None
+
+    def fixable(self, *, unsafe: bool) -> bool:
+        """It has a fix that a run applies (an unsafe one only with ``unsafe``)."""
+        fix = self.fix
+        return fix is not None and (unsafe or fix.applicability is Applicability.SAFE)
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         """Deterministic output order: path, line, column, code (then message)."""

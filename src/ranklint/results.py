@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ranklint.analysis.events import ModuleSummary, Site
-from ranklint.findings import Finding, InternalError, Severity, TraceStep
+from ranklint.findings import Finding, Fix, InternalError, Severity, TraceStep
 
 
 class RuleMetadata(Protocol):
@@ -60,9 +60,14 @@ class FileResult:
 
 
 def finding_at(
-    rule: RuleMetadata, message: str, path: str, span: Span, trace: tuple[TraceStep, ...] = ()
+    rule: RuleMetadata,
+    message: str,
+    path: str,
+    span: Span,
+    trace: tuple[TraceStep, ...] = (),
+    fix: Fix | None = None,
 ) -> Finding:
-    """The finding of ``rule`` with ``message`` at ``span`` of ``path``."""
+    """The finding of ``rule`` with ``message`` at ``span`` of ``path`` (and its ``fix``)."""
     return Finding(
         code=rule.code,
         name=rule.name,
@@ -74,6 +79,7 @@ def finding_at(
         end_line=span.end_line,
         end_col=span.end_col,
         trace=trace,
+        fix=fix,
     )
 
 

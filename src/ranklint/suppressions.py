@@ -14,10 +14,10 @@ logger = logging.getLogger(__name__)
 
 _CODE_LIST = r"[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*"
 # ``noqa`` must end the comment or be followed by ":" or a space (``# noqa-ish`` is not one).
-_NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODE_LIST}))?(?=$|[\s:])", re.IGNORECASE)
-_IGNORE = re.compile(rf"#\s*ranklint:\s*ignore(?:\[\s*(?P<codes>{_CODE_LIST})\s*\])?")
+NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODE_LIST}))?(?=$|[\s:])", re.IGNORECASE)
+IGNORE = re.compile(rf"#\s*ranklint:\s*ignore(?:\[\s*(?P<codes>{_CODE_LIST})\s*\])?")
 _SKIP_FILE = re.compile(r"#\s*ranklint:\s*skip-file\b")
-_SPLIT = re.compile(r"[\s,]+")
+SPLIT = re.compile(r"[\s,]+")
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def parse_suppressions(source: str) -> Suppressions:
     for line, text in _comments(source):
         if _SKIP_FILE.search(text):
             skip_file = True
-        for pattern in (_NOQA, _IGNORE):
+        for pattern in (NOQA, IGNORE):
             match = pattern.search(text)
             if match is None:
                 continue
@@ -66,7 +66,7 @@ def parse_suppressions(source: str) -> Suppressions:
             if codes is None:
                 by_line[line] = None
             elif by_line.get(line, frozenset()) is not None:
-                new = frozenset(code.upper() for code in _SPLIT.split(codes.strip()) if code)
+                new = frozenset(code.upper() for code in SPLIT.split(codes.strip()) if code)
                 by_line[line] = by_line.get(line, frozenset()) | new
     return Suppressions(skip_file, by_line)
 

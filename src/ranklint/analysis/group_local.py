@@ -76,6 +76,8 @@ class LocalRoot:
     call: str
     group: str
     local: Local
+    # The collective's call, whose argument ``value`` is.
+    node: cst.Call
 
 
 @dataclass(frozen=True)
@@ -351,7 +353,7 @@ def _findings(facts: list[_FunctionFacts]) -> ScopeFindings:
             local = _root_value(function, value, group)
             if local is not None:
                 found.roots.append(
-                    LocalRoot(value, root.keyword, spec.short, source_text(group), local)
+                    LocalRoot(value, root.keyword, spec.short, source_text(group), local, call)
                 )
                 continue
             key = _scoped(function, value)

@@ -21,6 +21,7 @@ from ranklint.analysis.project import ProjectFacts
 from ranklint.analysis.recorders import FACT_RECORDERS
 from ranklint.cache import Cache
 from ranklint.config import Config
+from ranklint.engine.fixing import fixes_of
 from ranklint.engine.locate import Located, Locator, project_finding
 from ranklint.engine.spans import spans_of
 from ranklint.engine.threads import deep_recursion, run_with_large_stack
@@ -183,12 +184,16 @@ class Linter:
         suppressions = parse_suppressions(text)
         used: set[tuple[int, str]] = set()
         spans = spans_of(module, [(p.node, p.statement, p.top_statement) for p in pending])
+        shown = []
         for item, span in zip(pending, spans, strict=True):
             line = suppressions.suppressing_line(item.rule.code, span.lines)
             if line is not None:
                 used.add((line, item.rule.code))
                 continue
-            result.findings.append(finding_at(item.rule, item.message, path, span))
+            shown.append((item, span))
+        fixes = fixes_of(module, text, [item for item, _ in shown])
+        for (item, span), fix in zip(shown, fixes, strict=True):
+            result.findings.append(finding_at(item.rule, item.message, path, span, fix=fix))
         if unused_rule is not None:
             # Only codes decided here, in this file's walk: a project-phase rule's
             # suppression may serve a finding this walk cannot see.

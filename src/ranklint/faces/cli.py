@@ -17,6 +17,8 @@ from ranklint import __version__
 from ranklint.api import LintResult, config_start, lint_paths, project_root
 from ranklint.cache import CACHE_DIR_NAME, default_cache_dir
 from ranklint.config import Config, ConfigError, load_config
+from ranklint.faces.actions import add_noqa, apply_baseline, diff, fix
+from ranklint.faces.exits import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from ranklint.faces.files import replace_file
 from ranklint.faces.formatters import (
     FORMATS,
@@ -29,14 +31,12 @@ from ranklint.faces.formatters import (
     format_statistics,
     format_text,
 )
-from ranklint.findings import Severity
+from ranklint.findings import Finding, Severity
 
 # The rules (and libcst) are imported where they are used: a check served
 # wholly from the cache never loads them.
 
 logger = logging.getLogger(__name__)
-
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 class _Parser(argparse.ArgumentParser):
@@ -136,6 +136,27 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="with the path `-`: the name of the source read from standard input (for "
         "per-file settings and the output)",
+    )
+    check.add_argument(
+        "--fix", action="store_true", help="apply the safe fixes of the findings to their files"
+    )
+    check.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="with --fix or --diff, apply the unsafe fixes too (they may change behaviour)",
+    )
+    check.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the fixes as a unified diff and write nothing (exit 1 when there is one)",
+    )
+    check.add_argument(
+        "--show-fixes", action="store_true", help="with --fix, list every finding fixed"
+    )
+    check.add_argument(
+        "--exit-non-zero-on-fix",
+        action="store_true",
+        help="with --fix, exit 1 when a fix was applied, even if no finding remains",
     )
     check.add_argument(
         "--add-noqa",
@@ -263,6 +284,12 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.add_noqa and args.baseline is not None:
         err.write("ranklint: error: --add-noqa and --baseline are two ways to adopt; pick one\n")
         return EXIT_ERROR
+    if args.add_noqa and (args.fix or args.diff):
+        err.write("ranklint: error: --add-noqa does not combine with --fix or --diff\n")
+        return EXIT_ERROR
+    if args.fix and args.diff:
+        err.write("ranklint: error: --diff prints the fixes instead of writing them; drop --fix\n")
+        return EXIT_ERROR
     if (args.write_baseline or args.baseline_prune) and args.baseline is None:
         err.write("ranklint: error: --write-baseline and --baseline-prune need --baseline FILE\n")
         return EXIT_ERROR
@@ -309,20 +336,33 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     logger.debug("configuration: %s", config.source or "defaults (no [tool.ranklint] found)")
     logger.debug("project root: %s", project_root(paths, config))
     logger.debug("cache: %s", cache_dir or "off")
-    result = lint_paths(
-        paths,
-        config,
-        jobs=args.jobs,
-        force_exclude=args.force_exclude,
-        cache_dir=cache_dir,
-        whole_project=not args.no_project_index,
-        missing_ok=True,
-        only_given_files=args.only_given_files,
-    )
+
+    def run() -> LintResult:
+        return lint_paths(
+            paths,
+            config,
+            jobs=args.jobs,
+            force_exclude=args.force_exclude,
+            cache_dir=cache_dir,
+            whole_project=not args.no_project_index,
+            missing_ok=True,
+            only_given_files=args.only_given_files,
+        )
+
+    result = run()
+    fixed = 0
+    if args.diff:
+        return diff(args, result, config, out, err)
+    if args.fix:
+        fixed = fix(args, result, config, err)
+        if fixed < 0:
+            return EXIT_ERROR
+        if fixed:
+            result = run()  # what remains, on the fixed files
     if args.add_noqa:
-        return _add_noqa(result, err)
+        return add_noqa(result, err)
     if args.baseline is not None:
-        shown = _apply_baseline(args, result, err)
+        shown = apply_baseline(args, result, err)
         if shown is None:
             return EXIT_ERROR
         if args.write_baseline:
@@ -342,7 +382,10 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"ranklint: warning: {path}: skipped: {reason}\n")
     if result.files_checked == 0 and not result.missing and not result.skipped:
         err.write(f"ranklint: warning: no Python files to check in {', '.join(paths)}\n")
-    return _report_and_exit_code(args, result, err)
+    code = _report_and_exit_code(args, result, err)
+    if code == EXIT_OK and fixed and args.exit_non_zero_on_fix:
+        return EXIT_FINDINGS
+    return code
 
 
 def _show_settings(config: Config, paths: list[str], out: TextIO) -> int:
@@ -408,67 +451,60 @@ def _check_stdin(
     # (editors and pre-commit pass every buffer).
     if args.force_exclude and args.stdin_filename is not None and is_excluded(name, config):
         return _report_and_exit_code(args, LintResult(), err)
-    result = lint_source(sys.stdin.buffer.read(), name, config)
+    data = sys.stdin.buffer.read()
+    result = lint_source(data, name, config)
+    if args.fix or args.diff:
+        return _fix_stdin(args, config, name, data, result, out, err)
     _write_findings(args, result, out)
     return _report_and_exit_code(args, result, err)
 
 
-def _add_noqa(result: LintResult, err: TextIO) -> int:
-    from ranklint.faces.noqa import add_noqa
+def _fix_stdin(
+    args: argparse.Namespace,
+    config: Config,
+    name: str,
+    data: bytes,
+    result: LintResult,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    """``--fix`` on standard input: the fixed source to standard output, what remains
+    to standard error; ``--diff``: the diff to standard output."""
+    from ranklint.api import lint_source
+    from ranklint.faces.fixing import FixedSource, fix_text
+    from ranklint.source import SourceError, decode_source
 
-    report = add_noqa(result.findings)
-    files = len(report.files)
-    err.write(
-        f"ranklint: added {report.added} noqa comment{'s' if report.added != 1 else ''} "
-        f"to {files} file{'s' if files != 1 else ''}\n"
-    )
-    for finding in report.unplaced:
-        err.write(
-            f"ranklint: warning: {finding.path}:{finding.line}: {finding.code} not suppressed: "
-            "no line of it can end in a comment (a string or a backslash continuation)\n"
-        )
-    for path, reason in report.refused:
-        err.write(f"ranklint: error: {path}: not edited: {reason}\n")
-    failed = report.refused or result.errors or result.missing
-    return EXIT_ERROR if failed else EXIT_OK
-
-
-def _apply_baseline(args: argparse.Namespace, result: LintResult, err: TextIO) -> LintResult | None:
-    """Write, or filter through, the baseline; ``None`` after an error was reported."""
-    from ranklint.faces import baseline
-
-    file = Path(args.baseline)
-    folder = file.absolute().parent
     try:
-        if args.write_baseline:
-            replace_file(file, baseline.render(result.findings, folder).encode("utf-8"))
-            count = len(result.findings)
-            err.write(f"ranklint: recorded {count} finding{'s' if count != 1 else ''} in {file}\n")
-            return result
-        recorded = baseline.load(file)
-        comparison = baseline.compare(result.findings, recorded, folder)
-        if comparison.known:
-            err.write(
-                f"ranklint: {comparison.known} finding{'s' if comparison.known != 1 else ''} "
-                f"recorded in {file} not shown\n"
-            )
-        stale = sum(comparison.stale.values())
-        if stale and args.baseline_prune:
-            replace_file(file, baseline.pruned(recorded, comparison.stale).encode("utf-8"))
-            err.write(f"ranklint: pruned {stale} stale record{'s' if stale != 1 else ''}\n")
-        elif stale:
-            err.write(
-                f"ranklint: warning: {stale} record{'s' if stale != 1 else ''} of {file} no "
-                "longer match a finding (fixed, or the code changed); --baseline-prune "
-                "drops them\n"
-            )
-    except baseline.BaselineError as exc:
-        err.write(f"ranklint: error: {exc}\n")
-        return None
-    except OSError as exc:
-        err.write(f"ranklint: error: cannot write {file}: {exc.strerror}\n")
-        return None
-    return dataclasses.replace(result, findings=comparison.new)
+        text = decode_source(data)
+    except SourceError:
+        text = None
+    fixed: list[Finding] = []
+    after = text
+    if text is not None:
+
+        def relint(source: str) -> list[Finding]:
+            return lint_source(source, name, config).findings
+
+        after, fixed = fix_text(text, result.findings, relint, unsafe=args.unsafe_fixes)
+    if args.diff:
+        if text is not None and after is not None and after != text:
+            out.write(FixedSource(name, text, after, fixed).diff())
+        out.flush()
+        return EXIT_FINDINGS if fixed else EXIT_OK
+    if after is None:  # undecodable: passed through unchanged, RNK001 on standard error
+        out.flush()
+        out.buffer.write(data)
+        remaining = result
+    else:
+        out.write(after)
+        remaining = lint_source(after, name, config) if fixed else result
+    out.flush()
+    args_text = argparse.Namespace(**{**vars(args), "format": "text", "statistics": False})
+    _write_findings(args_text, remaining, err)
+    code = _report_and_exit_code(args, remaining, err)
+    if code == EXIT_OK and fixed and args.exit_non_zero_on_fix:
+        return EXIT_FINDINGS
+    return code
 
 
 def _use_color(args: argparse.Namespace, out: TextIO) -> bool:
@@ -513,11 +549,26 @@ def _report_and_exit_code(args: argparse.Namespace, result: LintResult, err: Tex
             err.write(error.details)
     if args.format == "text":
         err.write(_summary(result) + "\n")
+        hint = _fix_hint(result, unsafe=getattr(args, "unsafe_fixes", False))
+        if hint:
+            err.write(hint + "\n")
     if result.errors or result.missing:
         return EXIT_ERROR
     if result.findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _fix_hint(result: LintResult, *, unsafe: bool) -> str:
+    """How many findings ``--fix`` would fix (and ``--unsafe-fixes`` more); "" for none."""
+    fixable = sum(finding.fixable(unsafe=unsafe) for finding in result.findings)
+    hidden = sum(finding.fix is not None for finding in result.findings) - fixable
+    parts = []
+    if fixable:
+        parts.append(f"{fixable} fixable with `ranklint check --fix`")
+    if hidden:
+        parts.append(f"{hidden} more with `--unsafe-fixes`")
+    return f"[*] {'; '.join(parts)}." if parts else ""
 
 
 def _summary(result: LintResult) -> str:

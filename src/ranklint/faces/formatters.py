@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from xml.etree import ElementTree
 
 from ranklint import __version__
-from ranklint.findings import Finding, Severity
+from ranklint.findings import Finding, Fix, Severity
 from ranklint.links import PROJECT_URL, docs_url
 
 if TYPE_CHECKING:
@@ -65,9 +65,26 @@ def _json_finding(f: Finding) -> dict[str, object]:
             {"filename": s.path, "row": s.line, "column": s.col, "message": s.message}
             for s in f.trace
         ],
-        # Kept in the schema (as ruff's JSON has it); no rule offers fixes yet.
-        "fix": None,
+        "fix": _json_fix(f.fix),
         "url": docs_url(f.code),
+    }
+
+
+def _json_fix(fix: Fix | None) -> dict[str, object] | None:
+    """A fix as ruff's JSON writes one: 1-based locations, the end exclusive."""
+    if fix is None:
+        return None
+    return {
+        "applicability": fix.applicability.value,
+        "message": fix.message,
+        "edits": [
+            {
+                "content": edit.content,
+                "location": {"row": edit.line, "column": edit.col},
+                "end_location": {"row": edit.end_line, "column": edit.end_col},
+            }
+            for edit in fix.edits
+        ],
     }
 
 
@@ -149,6 +166,30 @@ def _sarif_location(path: str, line: int, col: int, end_line: int, end_col: int)
     }
 
 
+def _sarif_fix(path: str, fix: Fix) -> dict[str, object]:
+    """A SARIF ``fix``: one artifact change replacing each edit's region."""
+    return {
+        "description": {"text": f"{fix.message} ({fix.applicability.value} fix)"},
+        "artifactChanges": [
+            {
+                "artifactLocation": {"uri": path.replace("\\", "/")},
+                "replacements": [
+                    {
+                        "deletedRegion": {
+                            "startLine": edit.line,
+                            "startColumn": edit.col,
+                            "endLine": edit.end_line,
+                            "endColumn": edit.end_col,
+                        },
+                        "insertedContent": {"text": edit.content},
+                    }
+                    for edit in fix.edits
+                ],
+            }
+        ],
+    }
+
+
 def format_sarif(findings: Sequence[Finding], rules: Sequence[type[Rule]]) -> str:
     index = {rule.code: i for i, rule in enumerate(rules)}
     results = []
@@ -172,6 +213,8 @@ def format_sarif(findings: Sequence[Finding], rules: Sequence[type[Rule]]) -> st
                 for s in f.trace
             ]
             result["codeFlows"] = [{"threadFlows": [{"locations": steps}]}]
+        if f.fix is not None:
+            result["fixes"] = [_sarif_fix(f.path, f.fix)]
         results.append(result)
     driver_rules = [
         {

@@ -10,7 +10,13 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ranklint.rules.base import PendingFinding, ProjectFinding, Rule, registered_rules
+from ranklint.rules.base import (
+    PendingFinding,
+    PendingFix,
+    ProjectFinding,
+    Rule,
+    registered_rules,
+)
 
 
 def _import_rule_modules() -> tuple[str, ...]:
@@ -44,6 +50,7 @@ def rule_by_code(code: str) -> type[Rule] | None:
 __all__ = [
     "RULE_MODULES",
     "PendingFinding",
+    "PendingFix",
     "ProjectFinding",
     "Rule",
     "all_rules",

@@ -33,10 +33,23 @@ from ranklint.analysis.context import FileContext
 from ranklint.analysis.events import Site
 from ranklint.analysis.project import ProjectFacts
 from ranklint.analysis.visitor import NodeVisitor
-from ranklint.findings import Severity
+from ranklint.findings import Applicability, Severity
 
 _CODE_PREFIX = "RNK"
 _REGISTRY: dict[str, type[Rule]] = {}
+
+
+@dataclass(frozen=True)
+class PendingFix:
+    """A fix before positions are known: replace ``old`` (a node of the walked
+    module) with ``new`` (usually ``old.with_changes(...)``, so that the
+    formatting and comments inside it are kept). The engine turns it into the
+    smallest text edit, and drops it if ``old`` cannot be found in the text."""
+
+    message: str
+    old: cst.CSTNode
+    new: cst.CSTNode
+    applicability: Applicability = Applicability.SAFE
 
 
 @dataclass(frozen=True)
@@ -51,6 +64,7 @@ class PendingFinding:
     statement: cst.CSTNode | None
     # The module-level statement holding ``node``: positions are computed per such statement.
     top_statement: cst.CSTNode | None
+    fix: PendingFix | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +117,13 @@ class Rule(NodeVisitor):
     # How to prove or clear a finding with the runtime companion (Markdown with
     # one runnable ``python`` block; tests/test_runtime_rule_docs.py runs it).
     runtime_check: ClassVar[str] = ""
+    # Its fix: whether it is safe (``None``: the rule has none), and (Markdown)
+    # what it changes and why it keeps behaviour, or why it may not. A rule with
+    # a fix has ``fixes``: (before, after) examples, checked by the test suite
+    # (tests/test_rule_fixes.py) and shown in the docs.
+    fix_applicability: ClassVar[Applicability | None] = None
+    fix_safety: ClassVar[str] = ""
+    fixes: ClassVar[Sequence[tuple[str, str]]] = ()
 
     def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
         super().__init__(ctx)
@@ -119,12 +140,13 @@ class Rule(NodeVisitor):
         message: str,
         *,
         where: tuple[cst.CSTNode | None, cst.CSTNode | None] | None = None,
+        fix: PendingFix | None = None,
     ) -> None:
         """Report ``message`` at ``node`` (the code prefix is added by formatters).
 
         ``where``: (statement, module-level statement) holding ``node`` when it
         is reported after the walk has left it (from ``leave_Module``); by
-        default the ones being walked now.
+        default the ones being walked now. ``fix``: how to fix it, if known.
         """
         ctx = self.ctx
         statement, top = where if where is not None else (ctx.statement, ctx.top_statement)
@@ -136,6 +158,7 @@ class Rule(NodeVisitor):
                 message,
                 statement,
                 top,  # pragma: no mutate
+                fix,
             )
         )
 
@@ -156,6 +179,11 @@ class Rule(NodeVisitor):
             [_clean(example) for example in cls.valid],
             [_clean(example) for example in cls.invalid],
         )
+
+    @classmethod
+    def fix_examples(cls) -> list[tuple[str, str]]:
+        """The (before, after) examples of the rule's fix, dedented."""
+        return [(_clean(before), _clean(after)) for before, after in cls.fixes]
 
 
 def _clean(example: str) -> str:

@@ -16,8 +16,9 @@ from ranklint.analysis.group_local import (
     scan_scope,
 )
 from ranklint.analysis.nodes import iter_nodes, placement, source_text
-from ranklint.findings import Severity
-from ranklint.rules.base import PendingFinding, Rule
+from ranklint.findings import Applicability, Severity
+from ranklint.rules.base import PendingFinding, PendingFix, Rule
+from ranklint.rules.codemods import argument_holding, as_keyword
 
 
 class GroupLocalRoot(Rule):
@@ -67,6 +68,39 @@ mapped back to global numbering (`dist.get_global_rank(g, i)`,
 `dist.get_process_group_ranks(g)[i]`) and products (`pp_rank * tp_size +
 tp_rank`, a global rank built from axis ranks) are not group-local.
 """
+    fix_applicability = Applicability.UNSAFE
+    fix_safety = """\
+Where the root is passed as `src=`/`dst=` (or as the last positional
+argument) to a `torch.distributed` collective that takes `group_src`/
+`group_dst`, the fix passes the same value as `group_src=`/`group_dst=`, the
+parameter that takes a rank within the group. It is unsafe: it changes which
+rank is the root (that is the point), and `group_src`/`group_dst` exist only
+since torch 2.6; on older torch the call raises `TypeError`, so map the rank
+with `dist.get_global_rank(group, rank)` there instead. Comparisons of mixed
+numberings get no fix: which side to map is the author's call.
+"""
+    fixes = (
+        (
+            """
+            import torch.distributed as dist
+
+
+            def chain(state, cp_group):
+                cp_size = dist.get_world_size(cp_group)
+                for i in range(cp_size):
+                    dist.broadcast(state, src=i, group=cp_group)
+            """,
+            """
+            import torch.distributed as dist
+
+
+            def chain(state, cp_group):
+                cp_size = dist.get_world_size(cp_group)
+                for i in range(cp_size):
+                    dist.broadcast(state, group_src=i, group=cp_group)
+            """,
+        ),
+    )
     runtime_check = """\
 A group-local rank passed as a global root names another rank (or none in the
 group); the companion shows which rank raised, or, where the rank exists, whose
@@ -235,6 +269,32 @@ with pytest.raises(RankFailure, match="Global rank 0 is not part of group"):
             f"at global rank 0; pass `group_{root.keyword}=` (torch >= 2.6) or "
             f"`dist.get_global_rank({root.group}, ...)`",
             where=placement(module, root.value),
+            fix=self._fix(root),
+        )
+
+    def _fix(self, root: LocalRoot) -> PendingFix | None:
+        """``group_src=``/``group_dst=`` for ``src=``/``dst=``, where torch takes it."""
+        call = root.node
+        qualified = self.ctx.resolve(call.func)
+        spec = catalog.lookup(qualified) if qualified is not None else None
+        keyword = f"group_{root.keyword}"
+        if spec is None or not qualified or not qualified.startswith("torch.distributed."):
+            return None
+        if all(param.keyword != keyword for param in spec.roots):
+            return None
+        arg = argument_holding(call, root.value)
+        if arg is None or any(
+            other.keyword is not None and other.keyword.value == keyword for other in call.args
+        ):
+            return None
+        fixed = as_keyword(call, arg, keyword)
+        if fixed is None:
+            return None
+        return PendingFix(
+            f"Pass it as `{keyword}=` (a rank within the group; torch >= 2.6)",
+            call,
+            fixed,
+            Applicability.UNSAFE,
         )
 
     def _report_comparison(self, module: cst.Module, mixed: MixedComparison) -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import libcst as cst
 
 from ranklint.analysis.arguments import find_argument, has_unpacking
-from ranklint.findings import Severity
-from ranklint.rules.base import Rule
+from ranklint.analysis.context import FileContext
+from ranklint.findings import Applicability, Severity
+from ranklint.rules.base import PendingFix, Rule
+from ranklint.rules.codemods import keyword_argument, with_argument
 
 
 class ImplicitReduceOp(Rule):
@@ -58,6 +60,48 @@ def mean_loss(rank, world_size):
 assert run_ranks(mean_loss, 4) == [4.0] * 4
 ```
 """
+    fix_applicability = Applicability.SAFE
+    fix_safety = """\
+The fix writes out the default: `op=ReduceOp.SUM`, spelled through the name
+the module already uses for `torch.distributed` (`dist.ReduceOp.SUM`, or
+`ReduceOp.SUM` where `ReduceOp` is imported). It is safe: the reduction is
+the same, and a reviewer now sees that it sums. Where no imported name leads
+to `ReduceOp`, no fix is offered (adding an import is left to the author).
+"""
+    fixes = (
+        (
+            """
+            import torch.distributed as dist
+
+
+            def mean_loss(loss):
+                dist.all_reduce(loss)
+            """,
+            """
+            import torch.distributed as dist
+
+
+            def mean_loss(loss):
+                dist.all_reduce(loss, op=dist.ReduceOp.SUM)
+            """,
+        ),
+        (
+            """
+            from torch.distributed import ReduceOp, reduce
+
+
+            def total(count):
+                reduce(count, dst=0)
+            """,
+            """
+            from torch.distributed import ReduceOp, reduce
+
+
+            def total(count):
+                reduce(count, dst=0, op=ReduceOp.SUM)
+            """,
+        ),
+    )
     valid = (
         """
         import torch.distributed as dist
@@ -95,9 +139,49 @@ assert run_ranks(mean_loss, 4) == [4.0] * 4
             return
         if find_argument(node, spec.op) is not None:
             return
+        spelled = reduce_op_spelling(self.ctx, node)
+        fix = None
+        if spelled is not None:
+            fix = PendingFix(
+                f"Write out the default: `op={spelled}.SUM`",
+                node,
+                with_argument(node, keyword_argument(spec.op.keyword, _dotted(f"{spelled}.SUM"))),
+            )
         self.report(
             node,
             f"`{spec.short}` without `op` sums across ranks (the default, `ReduceOp.SUM`); "
             f"if a mean is meant this is off by the world size: pass `op=ReduceOp.SUM` or "
             f"`op=ReduceOp.AVG` explicitly",
+            fix=fix,
         )
+
+
+_TORCH_DISTRIBUTED = ("torch.distributed", "torch.distributed.distributed_c10d")
+_REDUCE_OP = "torch.distributed.ReduceOp"
+
+
+def reduce_op_spelling(ctx: FileContext, call: cst.Call) -> str | None:
+    """How the code at ``call`` names ``torch.distributed.ReduceOp`` with the names it
+    has: through the module the call is made on, an imported ``ReduceOp``, or an
+    imported ``torch.distributed`` or ``torch``; ``None`` when no name leads there."""
+    names = ctx.names
+    qualified = names.resolve(call.func)
+    if qualified is None or not qualified.startswith("torch.distributed."):
+        return None
+    func = call.func
+    if isinstance(func, cst.Attribute) and names.resolve(func.value) in _TORCH_DISTRIBUTED:
+        receiver = ctx.module.code_for_node(func.value.with_changes(lpar=(), rpar=()))
+        if "\n" not in receiver and "#" not in receiver:
+            return f"{receiver}.ReduceOp"
+    if names.lookup("ReduceOp") == _REDUCE_OP:
+        return "ReduceOp"
+    imported = names.module_imports()
+    for suffix, module in (("ReduceOp", "torch.distributed"), ("distributed.ReduceOp", "torch")):
+        for local in sorted(imported):
+            if imported[local] == module and names.lookup(local) == module:
+                return f"{local}.{suffix}"
+    return None
+
+
+def _dotted(text: str) -> cst.BaseExpression:
+    return cst.parse_expression(text)

@@ -6,8 +6,9 @@ import libcst as cst
 
 from ranklint.analysis.arguments import find_argument, has_unpacking
 from ranklint.analysis.axes import is_axis_subgroup
-from ranklint.findings import Severity
-from ranklint.rules.base import Rule
+from ranklint.findings import Applicability, Severity
+from ranklint.rules.base import PendingFix, Rule
+from ranklint.rules.codemods import keyword_argument, with_argument
 
 
 class MissingRoot(Rule):
@@ -61,6 +62,45 @@ def share_config(rank, world_size):
 assert run_ranks(share_config, 2) == ["config of rank 0"] * 2
 ```
 """
+    fix_applicability = Applicability.SAFE
+    fix_safety = """\
+For `broadcast_object_list`, `scatter`, `scatter_object_list` and
+`gather_object` of `torch.distributed`, the fix writes out the root torch
+uses when none is given: `src=0` (`dst=0` for `gather_object`), global rank 0.
+It is safe: the call does what it did, and the choice is now visible for a
+reviewer to change (to `group_src=0` for the group's first rank, on torch >=
+2.6). The calls that raise without a root (`broadcast`, `gather`, `reduce`)
+get no fix: which rank is the root is a decision only their author can make.
+"""
+    fixes = (
+        (
+            """
+            import torch.distributed as dist
+
+
+            def share_dp(objs, out, dp_group):
+                dist.broadcast_object_list(objs, group=dp_group)
+                dist.gather_object(
+                    objs[0],
+                    out,
+                    group=dp_group,
+                )
+            """,
+            """
+            import torch.distributed as dist
+
+
+            def share_dp(objs, out, dp_group):
+                dist.broadcast_object_list(objs, group=dp_group, src=0)
+                dist.gather_object(
+                    objs[0],
+                    out,
+                    group=dp_group,
+                    dst=0,
+                )
+            """,
+        ),
+    )
     valid = (
         """
         import torch.distributed as dist
@@ -137,10 +177,19 @@ assert run_ranks(share_config, 2) == ["config of rank 0"] * 2
             if silent
             else "torch raises at run time, on the cluster"
         )
+        fix = None
+        qualified = self.ctx.names.resolve(node.func)
+        if silent and qualified is not None and qualified.startswith("torch.distributed."):
+            fix = PendingFix(
+                f"Write out the implicit root: `{keyword}=0` (global rank 0)",
+                node,
+                with_argument(node, keyword_argument(keyword, cst.Integer("0"))),
+            )
         self.report(
             node,
             f"`{spec.short}` without `{keyword}`/`group_{keyword}`: {consequence}; pass the "
             f"root explicitly (`{keyword}=0`, or `group_{keyword}=0` with a subgroup)",
+            fix=fix,
         )
 
 

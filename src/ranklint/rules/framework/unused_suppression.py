@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ranklint.findings import Finding, Severity
+from ranklint.findings import Applicability, Edit, Finding, Fix, Severity
 from ranklint.positions import NEWLINE
 from ranklint.rules.base import Rule
-from ranklint.suppressions import Suppressions
+from ranklint.suppressions import IGNORE, NOQA, SPLIT, Suppressions
 
 UNUSED_SUPPRESSION = "RNK002"
 _COMMENT = re.compile(r"#\s*(?:noqa|ranklint:\s*ignore)", re.IGNORECASE)
@@ -21,8 +21,6 @@ class UnusedSuppression(Rule):
     name = "unused-suppression"
     severity = Severity.WARNING
     default_enabled = False
-    # The examples suppress RNK301, which must be selected for RNK002 to judge them.
-    example_select = ("RNK301",)
     summary = "A `# noqa: RNK...` or `# ranklint: ignore[...]` code that suppresses nothing"
     what = """\
 Reports a code in a line's `# noqa: ...` or `# ranklint: ignore[...]` comment
@@ -45,6 +43,32 @@ project part), are not judged: a run over some files of a project cannot tell
 whether such a suppression serves a finding that needs another file. Opt-in
 while its precision on the review corpus is not measured.
 """
+    fix_applicability = Applicability.SAFE
+    fix_safety = """\
+The fix removes the stale codes from the comment, and the whole
+`# noqa: ...` or `# ranklint: ignore[...]` when no code is left (with the
+explanation that follows it in the same comment). Other codes and other
+comments on the line stay. It is safe: it changes no code, and a finding the
+comment was meant to hide would have been reported without it.
+"""
+    fixes = (
+        (
+            """
+            import torch.distributed as dist  # noqa: RNK301
+            from torch.distributed import *  # noqa: E501, RNK301, RNK103
+
+            LEADER = get_rank() == 0
+            """,
+            """
+            import torch.distributed as dist
+            from torch.distributed import *  # noqa: E501, RNK301
+
+            LEADER = get_rank() == 0
+            """,
+        ),
+    )
+    # The examples suppress RNK301 and RNK103, which must be selected for RNK002 to judge them.
+    example_select = ("RNK301", "RNK103")
     valid = (
         """
         from torch.distributed import *  # noqa: RNK301 (audited: only get_rank is used)
@@ -84,6 +108,7 @@ def unused_suppressions(
         physical = lines[line - 1]
         match = _COMMENT.search(physical)
         col = match.start() + 1 if match else 1
+        fix = _removal(physical, line, set(stale))
         for code in stale:
             message = (
                 f"`{code}` is suppressed here but nothing on this line reports it; remove it "
@@ -100,6 +125,42 @@ def unused_suppressions(
                     col,
                     line,
                     len(physical) + 1,
+                    fix=fix,
                 )
             )
     return found
+
+
+def _removal(physical: str, line: int, stale: set[str]) -> Fix | None:
+    """The fix that takes the ``stale`` codes out of the suppression comment of ``physical``
+    (line ``line``): the codes alone, or the whole suppression when none is left."""
+    for pattern in (NOQA, IGNORE):
+        # The last one: comments end lines, and a string earlier on it may look alike.
+        matches = [m for m in pattern.finditer(physical) if m.group("codes")]
+        for match in reversed(matches):
+            codes = [code for code in SPLIT.split(match.group("codes").strip()) if code]
+            kept = [code for code in codes if code.upper() not in stale]
+            if len(kept) == len(codes):
+                continue
+            if kept:
+                start, end, content = match.start("codes"), match.end("codes"), ", ".join(kept)
+            else:
+                start, end, content = *_whole(physical, match), ""
+            removed = ", ".join(sorted(stale))
+            return Fix(
+                Applicability.SAFE,
+                f"Remove the unused suppression of {removed}",
+                (Edit(line, start + 1, line, end + 1, content),),
+            )
+    return None
+
+
+def _whole(physical: str, match: re.Match[str]) -> tuple[int, int]:
+    """The span to delete for the suppression ``match``: with the text after it up to
+    the next comment (its explanation), and the spaces before it at the line's end."""
+    rest = physical[match.end() :]
+    following = rest.find("#")
+    if following >= 0:
+        return match.start(), match.end() + following
+    start = len(physical[: match.start()].rstrip())
+    return start, len(physical)

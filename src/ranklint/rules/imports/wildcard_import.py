@@ -9,8 +9,8 @@ import libcst as cst
 
 from ranklint.analysis.context import FileContext
 from ranklint.analysis.names import import_from_module
-from ranklint.findings import Severity
-from ranklint.rules.base import PendingFinding, Rule
+from ranklint.findings import Applicability, Severity
+from ranklint.rules.base import PendingFinding, PendingFix, Rule
 
 
 class WildcardImport(Rule):
@@ -45,6 +45,37 @@ only through `globals()`, `eval` or string annotations are not seen. Vendored
 third-party code is reported like the project's own: exclude it
 (`extend-exclude`) if the project does not maintain it.
 """
+    fix_applicability = Applicability.UNSAFE
+    fix_safety = """\
+In a module with one wildcard import, no `__all__` of its own and not a
+package's `__init__.py`, the names its code reads without binding them can
+only come from that import: the fix imports exactly those, sorted (one per
+line when they do not fit on one). It is unsafe: a name read only through
+`globals()`, `eval` or a string annotation is not seen and is no longer
+imported; a name bound in one function and read from the wildcard in another
+is missed (scopes are not told apart); and a read name the module does not
+define now fails at import (`ImportError`) instead of where it is read. With
+several wildcard imports, which module gives which name needs the other
+modules, so there is no fix.
+"""
+    fixes = (
+        (
+            """
+            from torch.distributed import *
+
+
+            def is_leader():
+                return get_rank() == 0 and is_initialized()
+            """,
+            """
+            from torch.distributed import get_rank, is_initialized
+
+
+            def is_leader():
+                return get_rank() == 0 and is_initialized()
+            """,
+        ),
+    )
     valid = (
         """
         from torch.distributed import all_reduce, init_process_group
@@ -123,12 +154,32 @@ third-party code is reported like the project's own: exclude it
     def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
         super().__init__(ctx, sink)
         # Computed at the first wildcard import: most modules have none.
-        self._reads_unbound: bool | None = None
+        self._names: _Names | None = None
+
+    def _module_names(self) -> _Names:
+        if self._names is None:
+            self._names = _Names()
+            self.ctx.module.visit(self._names)
+        return self._names
 
     def _reexports_only(self) -> bool:
-        if self._reads_unbound is None:
-            self._reads_unbound = reads_unbound_name(self.ctx.module)
-        return not self._reads_unbound
+        return not self._module_names().unbound()
+
+    def _fix(self, node: cst.ImportFrom) -> PendingFix | None:
+        """Import the names read and bound nowhere, where this wildcard must give them."""
+        names = self._module_names()
+        if names.stars != 1 or "__all__" in names.bound:
+            return None
+        if self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1] == "__init__.py":
+            return None
+        used = sorted(names.unbound())
+        listed = ", ".join(used)
+        return PendingFix(
+            f"Import the names this module reads from it: `{listed}`",
+            node,
+            _explicit(node, used, self.ctx.module.default_indent),
+            Applicability.UNSAFE,
+        )
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
@@ -142,6 +193,7 @@ third-party code is reported like the project's own: exclude it
                 node,
                 f"`from {module} import *` hides which names this module uses and where "
                 f"they come from; {advice}",
+                fix=self._fix(node),
             )
 
 
@@ -151,19 +203,57 @@ _MODULE_NAMES = frozenset(
 )
 
 
+# A `from m import a, b` longer than this is written one name per line.
+_ONE_LINE = 88
+
+
+def _explicit(node: cst.ImportFrom, used: list[str], indent: str) -> cst.ImportFrom:
+    """``node`` importing ``used`` by name instead of ``*``."""
+    aliases = [cst.ImportAlias(cst.Name(name)) for name in used]
+    one_line = node.with_changes(
+        names=[
+            alias.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            for alias in aliases[:-1]
+        ]
+        + aliases[-1:]
+    )
+    if len(cst.Module([]).code_for_node(one_line)) <= _ONE_LINE:
+        return one_line
+
+    def line_break(last_line: str) -> cst.ParenthesizedWhitespace:
+        return cst.ParenthesizedWhitespace(indent=True, last_line=cst.SimpleWhitespace(last_line))
+
+    return node.with_changes(
+        names=[
+            alias.with_changes(
+                comma=cst.Comma(whitespace_after=line_break(indent if i < len(used) - 1 else ""))
+            )
+            for i, alias in enumerate(aliases)
+        ],
+        lpar=cst.LeftParen(whitespace_after=line_break(indent)),
+        rpar=cst.RightParen(),
+    )
+
+
 def reads_unbound_name(module: cst.Module) -> bool:
     """The module reads a name that no statement of it binds and that is no builtin."""
     names = _Names()
     module.visit(names)
-    return bool(names.read - names.bound - _MODULE_NAMES)
+    return bool(names.unbound())
 
 
 class _Names(cst.CSTVisitor):
-    """Every name a module binds (in any scope) and every other name it mentions."""
+    """Every name a module binds (in any scope) and every other name it mentions;
+    how many wildcard imports it has."""
 
     def __init__(self) -> None:
         self.bound: set[str] = set()
         self.read: set[str] = set()
+        self.stars = 0
+
+    def unbound(self) -> set[str]:
+        """The names read that nothing in the module binds and that are no builtins."""
+        return self.read - self.bound - _MODULE_NAMES
 
     def visit_Name(self, node: cst.Name) -> None:
         self.read.add(node.value)
@@ -191,7 +281,9 @@ class _Names(cst.CSTVisitor):
             while isinstance(module, cst.Attribute):
                 module = module.value
             self._bind(module)
-        if not isinstance(node.names, cst.ImportStar):
+        if isinstance(node.names, cst.ImportStar):
+            self.stars += 1
+        else:
             for alias in node.names:
                 self._bind(alias.asname.name if alias.asname is not None else alias.name)
         return False

@@ -1,0 +1,118 @@
+"""What ``ranklint check`` does to files besides reporting: ``--fix``, ``--diff``,
+``--add-noqa`` and the baseline options. Each writes its messages to ``err``."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+from typing import TextIO
+
+from ranklint.api import LintResult
+from ranklint.config import Config
+from ranklint.faces.exits import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
+from ranklint.faces.files import replace_file
+
+
+def fix(args: argparse.Namespace, result: LintResult, config: Config, err: TextIO) -> int:
+    """Apply the fixes; the number of findings fixed, or -1 after an error was reported."""
+    from ranklint.faces.fixing import plan_fixes, write_fixes
+
+    report = plan_fixes(result.findings, config, unsafe=args.unsafe_fixes)
+    write_fixes(report)
+    for path, reason in report.refused:
+        err.write(f"ranklint: error: {path}: not fixed: {reason}\n")
+    if args.show_fixes:
+        for source in report.sources:
+            for finding in source.fixed:
+                message = finding.fix.message if finding.fix is not None else ""
+                err.write(
+                    f"fixed {finding.path}:{finding.line}:{finding.col}: {finding.code} {message}\n"
+                )
+    count, files = report.fixed, len(report.sources)
+    if count:
+        err.write(
+            f"ranklint: fixed {count} finding{'s' if count != 1 else ''} in {files} "
+            f"file{'s' if files != 1 else ''}\n"
+        )
+    return -1 if report.refused else count
+
+
+def diff(
+    args: argparse.Namespace, result: LintResult, config: Config, out: TextIO, err: TextIO
+) -> int:
+    """``--diff``: print what --fix would change; exit 1 when it would change something."""
+    from ranklint.faces.fixing import plan_fixes
+
+    report = plan_fixes(result.findings, config, unsafe=args.unsafe_fixes)
+    for source in report.sources:
+        out.write(source.diff())
+    out.flush()
+    for path, reason in report.refused:
+        err.write(f"ranklint: error: {path}: not fixed: {reason}\n")
+    count, files = report.fixed, len(report.sources)
+    err.write(
+        f"ranklint: would fix {count} finding{'s' if count != 1 else ''} in {files} "
+        f"file{'s' if files != 1 else ''}\n"
+    )
+    if report.refused or result.errors or result.missing:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if report.sources else EXIT_OK
+
+
+def add_noqa(result: LintResult, err: TextIO) -> int:
+    from ranklint.faces.noqa import add_noqa
+
+    report = add_noqa(result.findings)
+    files = len(report.files)
+    err.write(
+        f"ranklint: added {report.added} noqa comment{'s' if report.added != 1 else ''} "
+        f"to {files} file{'s' if files != 1 else ''}\n"
+    )
+    for finding in report.unplaced:
+        err.write(
+            f"ranklint: warning: {finding.path}:{finding.line}: {finding.code} not suppressed: "
+            "no line of it can end in a comment (a string or a backslash continuation)\n"
+        )
+    for path, reason in report.refused:
+        err.write(f"ranklint: error: {path}: not edited: {reason}\n")
+    failed = report.refused or result.errors or result.missing
+    return EXIT_ERROR if failed else EXIT_OK
+
+
+def apply_baseline(args: argparse.Namespace, result: LintResult, err: TextIO) -> LintResult | None:
+    """Write, or filter through, the baseline; ``None`` after an error was reported."""
+    from ranklint.faces import baseline
+
+    file = Path(args.baseline)
+    folder = file.absolute().parent
+    try:
+        if args.write_baseline:
+            replace_file(file, baseline.render(result.findings, folder).encode("utf-8"))
+            count = len(result.findings)
+            err.write(f"ranklint: recorded {count} finding{'s' if count != 1 else ''} in {file}\n")
+            return result
+        recorded = baseline.load(file)
+        comparison = baseline.compare(result.findings, recorded, folder)
+        if comparison.known:
+            err.write(
+                f"ranklint: {comparison.known} finding{'s' if comparison.known != 1 else ''} "
+                f"recorded in {file} not shown\n"
+            )
+        stale = sum(comparison.stale.values())
+        if stale and args.baseline_prune:
+            replace_file(file, baseline.pruned(recorded, comparison.stale).encode("utf-8"))
+            err.write(f"ranklint: pruned {stale} stale record{'s' if stale != 1 else ''}\n")
+        elif stale:
+            err.write(
+                f"ranklint: warning: {stale} record{'s' if stale != 1 else ''} of {file} no "
+                "longer match a finding (fixed, or the code changed); --baseline-prune "
+                "drops them\n"
+            )
+    except baseline.BaselineError as exc:
+        err.write(f"ranklint: error: {exc}\n")
+        return None
+    except OSError as exc:
+        err.write(f"ranklint: error: cannot write {file}: {exc.strerror}\n")
+        return None
+    return dataclasses.replace(result, findings=comparison.new)
