@@ -246,7 +246,31 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # fixes from, and --fix/--diff's planning and writing.
     "fixes": (
         ("fixes.py", "engine/fixing.py", "rules/codemods.py", "faces/fixing.py"),
-        ("tests/test_fixes.py", "tests/test_fix_cli.py", "tests/test_rule_fixes.py"),
+        (
+            "tests/test_fixes.py",
+            "tests/test_fix_cli.py",
+            "tests/test_rule_fixes.py",
+            "tests/test_fix_mutants.py",
+        ),
+    ),
+    # The rules' fixes (the rule modules that build one; their other code is also
+    # in "core_rules", "values" and "rules", with wider test selections).
+    "fix_rules": (
+        (
+            "rules/collectives/missing_root.py",
+            "rules/collectives/implicit_reduce_op.py",
+            "rules/collectives/ignored_process_group.py",
+            "rules/imports/wildcard_import.py",
+            "rules/testsuite/tensor_compare_without_tolerance.py",
+        ),
+        (
+            "tests/test_rule_fixes.py",
+            "tests/test_rule_examples.py",
+            "tests/test_ignored_process_group.py",
+            "tests/test_imports_precision.py",
+            "tests/test_testsuite_precision.py",
+            "tests/test_core_rules.py",
+        ),
     ),
     # The adoption faces: baselines, --add-noqa, and RNK002 (unused suppressions).
     "adoption": (
@@ -256,6 +280,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_add_noqa.py",
             "tests/test_unused_suppression.py",
             "tests/test_rule_fixes.py",
+            "tests/test_adoption_mutants.py",
         ),
     ),
     # The value analyses and rules of the collective-analysis round (RNK110-RNK113,

@@ -650,3 +650,18 @@ def test_force_exclude_skips_an_excluded_file_named_on_the_command_line(
 
     assert named.code == 1
     assert (forced.code, forced.out) == (0, "")
+
+
+def test_sarif_output_with_a_fix_has_fixes_and_stays_valid(sarif_validator) -> None:
+    from ranklint.faces.formatters import format_sarif
+    from ranklint.findings import Applicability, Edit, Finding, Fix, Severity
+    from ranklint.rules import all_rules
+
+    fix = Fix(Applicability.SAFE, "write it out", (Edit(3, 8, 3, 8, ", src=0"),))
+    finding = Finding("RNK103", "missing-root", Severity.WARNING, "m", "a.py", 3, 1, 3, 9, fix=fix)
+
+    log = json.loads(format_sarif([finding], all_rules()))
+
+    sarif_validator.validate(log)
+    (change,) = log["runs"][0]["results"][0]["fixes"][0]["artifactChanges"]
+    assert change["replacements"][0]["insertedContent"] == {"text": ", src=0"}

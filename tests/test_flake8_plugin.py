@@ -288,3 +288,16 @@ def test_covers_rnk_reads_flake8_selectors() -> None:
         False,
         False,
     ]
+
+
+def test_flake8_uses_each_files_nearest_configuration_like_the_cli(tmp_path: Path) -> None:
+    bug = "import torch.distributed as dist\n\nGROUP = dist.new_group([0, 1])\n"
+    write(tmp_path / "pyproject.toml", "[tool.ranklint]\n")
+    write(tmp_path / "root_job.py", bug)
+    write(tmp_path / "trainer" / "ranklint.toml", "ignore = ['RNK101']\n")
+    write(tmp_path / "trainer" / "job.py", bug)
+
+    lines = flake8_lines(tmp_path, ".")
+
+    assert [line.split(":")[0] for line in lines] == ["./root_job.py"]
+    assert sorted(cli_lines(tmp_path, ".")) == [line.removeprefix("./") for line in lines]

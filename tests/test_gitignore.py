@@ -57,6 +57,20 @@ def test_walk_of_a_subfolder_applies_the_ignores_of_the_folders_above(repository
     ]
 
 
+def test_walk_of_a_folder_git_ignores_named_explicitly_applies_only_its_own_ignores(
+    repository: Path,
+) -> None:
+    write(repository / "build_out" / ".gitignore", "skip_me.py\n")
+    write(repository / "build_out" / "skip_me.py", "x = 1\n")
+    write(repository / "build_out" / "deep" / "model_generated.py", "x = 1\n")
+
+    assert _found([str(repository / "build_out")], Config(root=repository)) == [
+        "build_out/copy.py",
+        "build_out/deep/model_generated.py",
+    ]
+    assert "build_out/copy.py" not in _found([str(repository)], Config(root=repository))
+
+
 def test_respect_gitignore_false_walks_everything(repository: Path) -> None:
     config = replace(Config(root=repository), respect_gitignore=False)
 

@@ -142,6 +142,45 @@ WILDCARD = "from torch.distributed import *\n\n\ndef leader():\n    return get_r
             id="RNK106-through-torch",
         ),
         pytest.param(
+            "RNK108",
+            "import torch.distributed as dist\n\n\ndef f(t, mesh):\n"
+            "    dist.all_reduce(t, group=mesh.get_group(0))\n    dist.barrier()\n",
+            "m.py",
+            False,
+            id="RNK108-mesh-parameter",
+        ),
+        pytest.param(
+            "RNK108",
+            "import torch.distributed as dist\n\n\ndef f(t, tp_group, dp_group):\n"
+            "    dist.all_reduce(t, group=tp_group)\n    dist.broadcast(t, 0, group=dp_group)\n"
+            "    dist.barrier()\n",
+            "m.py",
+            False,
+            id="RNK108-two-group-parameters",
+        ),
+        pytest.param(
+            "RNK108",
+            "import torch.distributed as dist\nfrom torch.distributed import ProcessGroup\n\n\n"
+            "def sync(pg: ProcessGroup):\n    dist.barrier()\n",
+            "m.py",
+            True,
+            id="RNK108-annotated-process-group",
+        ),
+        pytest.param(
+            "RNK601",
+            "import torch\n\n\ndef test_x(a, b):\n    torch.testing.assert_close(a, b)\n",
+            "tests/test_x.py",
+            False,
+            id="RNK601-assert-close-defaults-by-dtype",
+        ),
+        pytest.param(
+            "RNK601",
+            "def test_x(a, b):\n    assert a.isclose(b, atol=0.1).all()\n",
+            "tests/test_x.py",
+            True,
+            id="RNK601-tensor-method",
+        ),
+        pytest.param(
             "RNK110",
             "import torch.distributed as dist\n\n\ndef f(t, g):\n"
             "    for i in range(dist.get_world_size(g)):\n        dist.broadcast(t, i, g)\n",

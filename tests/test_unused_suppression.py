@@ -1,4 +1,5 @@
-"""RNK002 unused-suppression: judged only for codes checked in the file's own walk."""
+"""RNK002 unused-suppression: codes checked in the file's own walk are judged at
+once; codes of project-phase rules only by a run that saw the whole project."""
 
 from __future__ import annotations
 
@@ -44,14 +45,13 @@ def test_stale_code_is_reported_at_its_comment(comment: str) -> None:
         ("x = 1  # noqa: RNK301\n", ("RNK002",), {}),  # RNK301 not selected
         ("x = 1  # noqa\n", ("RNK002", "RNK301"), {}),  # a bare noqa
         ("x = 1  # noqa: E501\n", ("RNK002", "RNK301"), {}),  # another tool's code
-        ("x = 1  # noqa: RNK102\n", ("RNK002", "RNK102"), {}),  # decided in the project phase
         (
             "x = 1  # noqa: RNK301\n",
             ("RNK002", "RNK301"),
             {"per_file_ignores": {"pkg/*": ("RNK301",)}},
         ),
     ],
-    ids=["not-selected", "bare", "other-tool", "project-rule", "per-file-ignored"],
+    ids=["not-selected", "bare", "other-tool", "per-file-ignored"],
 )
 def test_suppression_that_cannot_be_judged_is_left_alone(
     source: str, select: tuple[str, ...], config: dict
@@ -98,3 +98,66 @@ def test_stale_code_after_a_form_feed_is_placed_on_the_tokenizers_line() -> None
     result = lint_source(source, "pkg/mod.py", Config(select=("RNK002", "RNK301")))
 
     assert [(f.line, f.col, f.end_col) for f in result.findings] == [(2, 8, 22)]
+
+
+# RNK102 is decided in the project phase: a call of a helper that reaches a barrier.
+HELPER = "import torch.distributed as dist\n\n\ndef save():\n    dist.barrier()\n"
+CALLER = (
+    "from helpers import save\n\n\ndef step(rank):\n"
+    "    if rank == 0:\n        save()  # noqa: RNK102 (audited)\n"
+    "    if rank == 1:\n        print(rank)  # noqa: RNK102\n"
+)
+
+
+def test_project_phase_code_is_judged_when_the_file_is_the_whole_project() -> None:
+    assert _codes("x = 1  # noqa: RNK102\n", ("RNK002", "RNK102")) == [(1, "RNK002")]
+
+
+def test_project_phase_code_is_left_alone_when_the_file_is_one_of_many() -> None:
+    result = lint_source(
+        "x = 1  # noqa: RNK102\n", "m.py", Config(select=("RNK002", "RNK102")), partial=True
+    )
+
+    assert result.findings == []
+
+
+@pytest.fixture
+def guarded_helper(tmp_path: Path) -> Path:
+    write(tmp_path / "pyproject.toml", "[tool.ranklint]\nextend-select = ['RNK002']\n")
+    write(tmp_path / "helpers.py", HELPER)
+    write(tmp_path / "train.py", CALLER)
+    return tmp_path
+
+
+def test_project_phase_suppression_that_serves_a_call_chain_is_used_and_a_stale_one_reported(
+    run_cli, guarded_helper: Path
+) -> None:
+    runs = [run_cli("check", ".", cwd=guarded_helper) for _ in range(2)]  # cold, then warm
+
+    assert [run.out.splitlines() for run in runs] == [
+        [
+            "train.py:8:22: RNK002 `RNK102` is suppressed here but nothing on this line "
+            "reports it; remove it from the comment (a stale suppression would hide the next "
+            "real finding here)"
+        ]
+    ] * 2
+
+
+def test_project_phase_code_is_not_judged_without_the_rest_of_the_project(
+    run_cli, guarded_helper: Path
+) -> None:
+    run = run_cli("check", "--no-project-index", "train.py", cwd=guarded_helper)
+
+    assert run.out == ""
+    assert run.code == 0
+
+
+def test_fix_removes_a_stale_project_phase_suppression_and_keeps_the_used_one(
+    run_cli, guarded_helper: Path
+) -> None:
+    run = run_cli("check", "--fix", ".", cwd=guarded_helper)
+
+    assert run.code == 0
+    assert (guarded_helper / "train.py").read_text() == CALLER.replace(
+        "print(rank)  # noqa: RNK102", "print(rank)"
+    )

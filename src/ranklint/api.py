@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -9,8 +10,8 @@ from pathlib import Path
 
 from ranklint.analysis.layout import project_folder
 from ranklint.cache import Cache
-from ranklint.config import Config, load_config
-from ranklint.discovery import Discovery, discover
+from ranklint.config import Config, config_file_in, load_config, load_config_file
+from ranklint.discovery import discover, is_excluded
 from ranklint.findings import Finding, InternalError
 from ranklint.results import FileResult, add_project_findings
 
@@ -57,7 +58,8 @@ def lint_source(
     linter = Linter(config if config is not None else Config())
     result = linter.lint_source(source, str(path))
     per_file = {id(finding) for finding in result.findings}
-    linter.project_phase([result], {str(path): source})
+    # The file is the whole project unless it is one of many (flake8).
+    linter.project_phase([result], {str(path): source}, judge_suppressions=not partial)
     if partial:
         result.findings = [
             finding
@@ -87,9 +89,11 @@ def lint_paths(
 ) -> LintResult:
     """Discover and lint files under ``paths``; ``jobs`` processes (default: CPU count).
 
-    ``config``: when None, the ``[tool.ranklint]`` table of the nearest
-    ``pyproject.toml`` above the folder holding ``paths``, as the CLI finds it (defaults
-    when there is none); :class:`~ranklint.config.ConfigError` when it is broken.
+    ``config``: when None, the nearest configuration above the folder holding
+    ``paths``, as the CLI finds it (defaults when there is none), and for files
+    below a folder with a configuration file of its own, that one
+    (:func:`config_groups`); :class:`~ranklint.config.ConfigError` when one is
+    broken. A ``config`` given here applies to every file.
     A path that does not exist raises :class:`FileNotFoundError` naming every
     such path, unless ``missing_ok`` (then they are listed in ``missing`` and
     the rest is checked, as the CLI does).
@@ -111,7 +115,83 @@ def lint_paths(
     if found.missing and not missing_ok:
         names = ", ".join(found.missing)
         raise FileNotFoundError(f"no such file or directory: {names}")
-    files = list(found.files)
+    groups = config_groups(found.files, config, named=paths, force_exclude=force_exclude)
+    parts = [
+        _lint_group(
+            files,
+            own,
+            jobs=jobs,
+            cache_dir=cache_dir,
+            whole_project=whole_project,
+            only_given_files=only_given_files,
+        )
+        for own, files in groups
+    ]
+    return LintResult(
+        findings=sorted((f for part in parts for f in part.findings), key=Finding.sort_key),
+        errors=[error for part in parts for error in part.errors],
+        files_checked=sum(part.files_checked for part in parts),
+        missing=list(found.missing),
+        skipped=list(found.skipped),
+    )
+
+
+def config_groups(
+    files: Sequence[str],
+    config: Config,
+    *,
+    named: Sequence[str | Path] = (),
+    force_exclude: bool = False,
+) -> list[tuple[Config, list[str]]]:
+    """``files`` grouped by the configuration each one uses, in order of first use.
+
+    With a ``config`` that was discovered (not given with --config or built in
+    code), a file below a folder with a configuration file of its own
+    (:func:`~ranklint.config.config_file_in`) between ``config``'s folder and the
+    file uses the nearest such file, with the command line's selection on top;
+    its ``exclude`` patterns apply to the files it covers (except files ``named``
+    on the command line, unless ``force_exclude``). Other files use ``config``.
+    """
+    if not config.discovered:
+        return [(config, list(files))] if files else []
+    root = Path(config.root).absolute()
+    given = {os.path.abspath(path) for path in named}
+    nearest: dict[Path, Config] = {}
+
+    def config_of(folder: Path) -> Config:
+        if folder not in nearest:
+            file = config_file_in(folder) if folder != root and root in folder.parents else None
+            if file is not None:
+                own = load_config_file(file, discovered=True)
+                nearest[folder] = dataclasses.replace(own, overrides=config.overrides)
+            elif folder != root and root in folder.parents:
+                nearest[folder] = config_of(folder.parent)
+            else:
+                nearest[folder] = config
+        return nearest[folder]
+
+    groups: dict[int, tuple[Config, list[str]]] = {}
+    for path in files:
+        absolute = os.path.abspath(path)
+        own = config_of(Path(absolute).parent)
+        skippable = own is not config and (force_exclude or absolute not in given)
+        if skippable and is_excluded(path, own):
+            continue
+        groups.setdefault(id(own), (own, []))[1].append(path)
+    return list(groups.values())
+
+
+def _lint_group(
+    files: Sequence[str],
+    config: Config,
+    *,
+    jobs: int | None,
+    cache_dir: str | Path | None,
+    whole_project: bool,
+    only_given_files: bool,
+) -> LintResult:
+    """:func:`lint_paths` for ``files`` that all use ``config``."""
+    files = list(files)
     cache = Cache.for_config(config, Path(cache_dir)) if cache_dir is not None else None
     known = cache.lookup(files) if cache is not None else [None] * len(files)
     extra: list[str] = []
@@ -131,11 +211,13 @@ def lint_paths(
         known += extra_known
     if cache is not None and None not in known:
         results = [result for result in known if result is not None]
-        key = cache.project_key(results)
+        # Every file of the project is known: suppressions of project-phase codes
+        # are judged (as below), unless the rest of the project was left out.
+        key = cache.project_key(results, judged=whole_project)
         made = cache.get_project(key) if key is not None else None
         if made is not None:
             add_project_findings(results, made)
-            return _finished(results, found, complete=not others, through=not only_given_files)
+            return _finished(results, files, complete=not others, through=not only_given_files)
     from ranklint.engine import Linter
 
     # `known` spares a second lookup of each file (equivalent mutant without it).
@@ -158,18 +240,18 @@ def lint_paths(
         )
         results += called
         complete = len(called) == len(others)
-    Linter(config).project_phase(results, cache=cache, jobs=jobs)
-    return _finished(results, found, complete=complete, through=not only_given_files)
+    Linter(config).project_phase(
+        results, cache=cache, jobs=jobs, judge_suppressions=complete and whole_project
+    )
+    return _finished(results, files, complete=complete, through=not only_given_files)
 
 
 def _finished(
-    results: Sequence[FileResult], found: Discovery, *, complete: bool, through: bool
+    results: Sequence[FileResult], files: Sequence[str], *, complete: bool, through: bool
 ) -> LintResult:
     """The run's result from the results of the given files (first) and the others;
     with ``through``, the others' findings whose trace passes through a given file too."""
-    files = found.files
-    merged = _merged(results[: len(files)], found.missing, complete=complete)
-    merged.skipped = list(found.skipped)
+    merged = _merged(results[: len(files)], (), complete=complete)
     if through:
         given = {os.path.abspath(path) for path in files}
         reached = [

@@ -227,14 +227,16 @@ class Cache:
         self._write(self._entry(key), blob)
 
     # -- the project phase's findings ---------------------------------------------
-    def project_key(self, results: Sequence[FileResult]) -> str | None:
+    def project_key(self, results: Sequence[FileResult], *, judged: bool = False) -> str | None:
         """The key of a project phase over ``results``, in their order.
 
         The phase's findings depend only on the files' paths and bytes (their
-        keys) and on the configuration (the fingerprint, part of every key).
+        keys), on the configuration (the fingerprint, part of every key) and on
+        whether it judged suppressions of project-phase codes (``judged``).
         ``None`` when a result did not go through this cache.
         """
         digest = hashlib.sha256()
+        digest.update(b"judged" if judged else b"unjudged")
         for result in results:
             if result.cache_key is None:
                 return None

@@ -360,8 +360,10 @@ class Config:
     root: Path = field(default_factory=Path.cwd)
     # The file this came from, for messages; None for defaults.
     source: Path | None = None
-    # Whether ``source`` was found above the working folder (not given with
-    # --config): only then is its folder the project root.
+    # Whether this was found by looking above the checked files (``source``, or
+    # defaults where none was found), not given with --config or built in code:
+    # only then is ``source``'s folder the project root, and only then do the
+    # configuration files of folders below it apply to their files.
     discovered: bool = False
     # Selection layers from the command line, applied after the file's.
     overrides: tuple[SelectionLayer, ...] = ()
@@ -485,25 +487,44 @@ def load_config(path: str | Path | None = None, *, cwd: Path | None = None) -> C
 
     With ``path``: that file (``pyproject.toml`` uses its ``[tool.ranklint]``
     table, any other TOML file its top level). Without: the nearest
-    ``pyproject.toml`` with a ``[tool.ranklint]`` table, walking up from
-    ``cwd``; defaults when there is none. A table's ``extend = "FILE"`` (a
-    path relative to it) inherits FILE's table; the table's own keys win.
+    configuration file walking up from ``cwd`` (:func:`config_file_in`);
+    defaults when there is none. A table's ``extend = "FILE"`` (a path
+    relative to it) inherits FILE's table; the table's own keys win.
     """
     start = (cwd or Path.cwd()).absolute()
     if path is not None:
-        file = Path(path)
-        table = _extended(_table_of(file, _read_toml(file)), file, ())
-        return config_from_table(table, source=file, root=file.absolute().parent)
+        return load_config_file(Path(path), discovered=False)
     for directory in (start, *start.parents):
-        candidate = directory / "pyproject.toml"
-        if candidate.is_file():
-            data = _read_toml(candidate)
-            tool = data.get("tool")
-            if isinstance(tool, dict) and "ranklint" in tool:
-                table = _extended(tool["ranklint"], candidate, ())
-                found = config_from_table(table, source=candidate, root=directory)
-                return dataclasses.replace(found, discovered=True)
-    return Config(root=start)
+        file = config_file_in(directory)
+        if file is not None:
+            return load_config_file(file, discovered=True)
+    return Config(root=start, discovered=True)
+
+
+def config_file_in(directory: Path) -> Path | None:
+    """The configuration file of ``directory``: its ``ranklint.toml``, else its
+    ``pyproject.toml`` if that has a ``[tool.ranklint]`` table; ``None`` if neither."""
+    own = directory / CONFIG_FILE
+    if own.is_file():
+        return own
+    candidate = directory / "pyproject.toml"
+    if candidate.is_file():
+        tool = _read_toml(candidate).get("tool")
+        if isinstance(tool, dict) and "ranklint" in tool:
+            return candidate
+    return None
+
+
+def load_config_file(file: Path, *, discovered: bool) -> Config:
+    """The configuration of ``file``, its patterns relative to the file's folder;
+    ``discovered``: it was found above the checked files (not named with --config)."""
+    table = _extended(_table_of(file, _read_toml(file)), file, ())
+    config = config_from_table(table, source=file, root=file.absolute().parent)
+    return dataclasses.replace(config, discovered=discovered)
+
+
+# A configuration file of its own, found before a folder's pyproject.toml (keys at the top).
+CONFIG_FILE = "ranklint.toml"
 
 
 def _table_of(file: Path, data: dict[str, Any]) -> Any:
@@ -547,7 +568,9 @@ def _read_toml(file: Path) -> dict[str, Any]:
 
 def config_from_table(table: object, *, source: Path | None, root: Path) -> Config:
     """Build a :class:`Config` from a ``[tool.ranklint]`` table, checking keys and types."""
-    where = f"{source}: [tool.ranklint]" if source is not None else "[tool.ranklint]"
+    where = "[tool.ranklint]" if source is None else f"{source}: [tool.ranklint]"
+    if source is not None and source.name != "pyproject.toml":
+        where = str(source)  # a file of its own (ranklint.toml, or one named with --config)
     if not isinstance(table, dict):
         raise ConfigError(f"{where} must be a table")
     options = {declared.key: declared for declared in declared_options()}

@@ -83,6 +83,12 @@ class _GitIgnores:
             base = _read_spec(os.path.join(self.repository, ".git", "info", "exclude"))
             chain = ((self.repository, base),) if base is not None else ()
             self._chains[self.repository] = chain + self._own(self.repository)
+            if top != self.repository and self.ignored(top, True):
+                # A folder named explicitly that its repository ignores (a vendored
+                # copy, a corpus under .cache/): walked as a repository of its own,
+                # with only the .gitignore files inside it, as ripgrep and ruff do.
+                self.repository = top
+                self._chains = {top: self._own(top)}
 
     @staticmethod
     def _own(directory: str) -> tuple[tuple[str, pathspec.GitIgnoreSpec], ...]:

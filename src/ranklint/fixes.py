@@ -79,7 +79,7 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, list[Fix]]:
             continue  # made for another version of the text
         if any(start > end for start, end in offsets) or _overlapping(offsets):
             continue
-        seen.add(fix.edits)
+        seen.add(fix.edits)  # pragma: no mutate (saves work: a repeat touches its original)
         spans.append((offsets[0][0], offsets[-1][1], fix))
     taken: list[tuple[int, int, Fix]] = []
     for start, end, fix in sorted(spans, key=lambda item: (item[0], item[1])):
@@ -87,7 +87,7 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, list[Fix]]:
             continue
         taken.append((start, end, fix))
     pieces: list[str] = []
-    cursor = 0
+    cursor = 0  # pragma: no mutate (text[None:start] is text[0:start])
     for _, _, fix in taken:
         for edit in fix.edits:
             start = lines.offset(edit.line, edit.col)

@@ -48,6 +48,10 @@ class FileResult:
     # The summary as the cache stored it, unpickled only when the project phase
     # needs it (a warm run whose project phase is cached never does).
     packed_summary: bytes | None = field(default=None, compare=False, repr=False)
+    # RNK002 findings for codes of project-phase rules (with the code each
+    # judges): stale only if the project phase suppresses nothing with them
+    # either, which only a run over the whole project can tell.
+    unused_candidates: list[tuple[str, Finding]] = field(default_factory=list)
     # The cache key of the file's path and bytes, when it went through a cache.
     cache_key: str | None = field(default=None, compare=False, repr=False)
 

@@ -195,16 +195,19 @@ class Linter:
         for (item, span), fix in zip(shown, fixes, strict=True):
             result.findings.append(finding_at(item.rule, item.message, path, span, fix=fix))
         if unused_rule is not None:
-            # Only codes decided here, in this file's walk: a project-phase rule's
-            # suppression may serve a finding this walk cannot see.
-            checked = {
-                rule.code
-                for rule in rules
-                if not rule.project and rule.code not in walker.failed_rules
-            } - {"RNK001", UNUSED_SUPPRESSION}
-            result.findings.extend(
-                unused_suppressions(unused_rule, path, text, suppressions, used, checked)
-            )
+            # Codes decided here, in this file's walk, are judged now; those of
+            # project-phase rules once the project phase has run (their
+            # suppression may serve a finding this walk cannot see).
+            walked = {rule for rule in rules if rule.code not in walker.failed_rules}
+            now = {rule.code for rule in walked if not rule.project}
+            later = {rule.code for rule in walked if rule.project}
+            for codes, judged_now in ((now, True), (later, False)):
+                codes -= {"RNK001", UNUSED_SUPPRESSION}
+                found = unused_suppressions(unused_rule, path, text, suppressions, used, codes)
+                if judged_now:
+                    result.findings.extend(finding for _, finding in found)
+                else:
+                    result.unused_candidates = found
         result.findings.sort(key=Finding.sort_key)
         return result
 
@@ -215,6 +218,8 @@ class Linter:
         sources: dict[str, str | bytes] | None = None,
         cache: Cache | None = None,
         jobs: int | None = 1,
+        *,
+        judge_suppressions: bool = False,
     ) -> None:
         """Add the findings that need every file's facts (call graph) to ``results``.
 
@@ -228,13 +233,22 @@ class Linter:
         files with the same bytes takes them from there, unpacks no summary and
         builds no call graph. ``jobs``: processes for the walks that place call
         sites whose positions are not known yet (one file each).
+
+        ``judge_suppressions``: the results are the whole project, so the RNK002
+        candidates for codes of project-phase rules (``unused_candidates``) are
+        judged: kept where the phase suppressed nothing with them.
         """
         if not self._project_rules:
             return
-        key = cache.project_key(results) if cache is not None and not sources else None
+        judged = judge_suppressions
+        key = None
+        if cache is not None and not sources:
+            key = cache.project_key(results, judged=judged)
         made = cache.get_project(key) if cache is not None and key is not None else None
         if made is None:
-            made = self._project_findings(results, sources or {}, cache, jobs)
+            made, used = self._project_findings(results, sources or {}, cache, jobs)
+            if judged:
+                _add_unused(made, results, used)
             if cache is not None and key is not None:
                 cache.put_project(key, made)
         add_project_findings(results, made)
@@ -245,13 +259,15 @@ class Linter:
         sources: dict[str, str | bytes],
         cache: Cache | None,
         jobs: int | None,
-    ) -> dict[str, list[Finding]]:
-        """The project phase's findings by path (see :meth:`project_phase`)."""
+    ) -> tuple[dict[str, list[Finding]], set[tuple[str, int, str]]]:
+        """The project phase's findings by path (see :meth:`project_phase`), and the
+        (path, line, code) of each suppression comment that suppressed one."""
+        used: set[tuple[str, int, str]] = set()
         summaries = [
             summary for result in results if (summary := result.module_summary()) is not None
         ]
         if not summaries:
-            return {}
+            return {}, used
         codes: dict[str, set[str]] = {}
         found: list[tuple[type[Rule], ProjectFinding]] = []
         facts = ProjectFacts(summaries, self.settings)
@@ -262,7 +278,7 @@ class Linter:
             if rule.code in codes[finding.path]:
                 found.append((rule, finding))
         if not found:
-            return {}
+            return {}, used
         wanted: dict[str, set[Site]] = {}
         for _, finding in found:
             for hop in finding.chain:
@@ -279,10 +295,12 @@ class Linter:
             if finished is None or finding.path not in by_path:
                 continue
             lines = located[finding.path].sites[finding.site].lines
-            if suppressions[finding.path].suppresses(finished.code, lines):
+            line = suppressions[finding.path].suppressing_line(finished.code, lines)
+            if line is not None:
+                used.add((finding.path, line, finished.code))
                 continue
             made.setdefault(finding.path, []).append(finished)
-        return made
+        return made, used
 
     def _all_located(
         self,
@@ -385,6 +403,19 @@ class Linter:
             end_col = col + 1 if col <= length else col
         span = Span(line, col, line, end_col, [line])
         return FileResult(path, findings=[finding_at(ParseError, message, path, span)])
+
+
+def _add_unused(
+    made: dict[str, list[Finding]],
+    results: Sequence[FileResult],
+    used: set[tuple[str, int, str]],
+) -> None:
+    """Add to ``made`` the RNK002 candidates of ``results`` whose code the project
+    phase suppressed nothing with, on their line."""
+    for result in results:
+        for code, finding in result.unused_candidates:
+            if (result.path, finding.line, code) not in used:
+                made.setdefault(result.path, []).append(finding)
 
 
 def selected_rules(config: Config) -> tuple[type[Rule], ...]:

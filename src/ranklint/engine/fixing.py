@@ -59,14 +59,14 @@ def _block_indent(
     """The indentation of the block holding ``node`` (its continuation lines carry
     it), found as the one with which its code is the text at ``start:end``; ``None``
     when there is none."""
-    line_start = text.rfind("\n", 0, start) + 1
-    line_start = max(line_start, text.rfind("\r", 0, start) + 1)
+    line_start = text.rfind("\n", 0, start) + 1  # pragma: no mutate (a start of None is 0)
+    line_start = max(line_start, text.rfind("\r", 0, start) + 1)  # pragma: no mutate (None is 0)
     leading = text[line_start:start]
     leading = leading[: len(leading) - len(leading.lstrip(" \t"))]
     wanted = text[start:end]
     # The block's indentation is a prefix of the leading whitespace of the line
     # the node starts on (equal, unless that line is itself a continuation).
-    for size in range(len(leading), -1, -1):
+    for size in range(len(leading), -1, -1):  # pragma: no mutate (-1 retries a tried prefix)
         if _code(module, node, leading[:size]) == wanted:
             return leading[:size]
         if "\n" not in wanted and "\r" not in wanted:
@@ -96,6 +96,7 @@ def _code(module: cst.Module, node: cst.CSTNode, indent: str) -> str:
 def _bare(node: cst.CSTNode) -> cst.CSTNode:
     """``node`` without the parentheses around an expression (positions leave them
     out; a statement's own parentheses, as in ``from m import (a, b)``, are in)."""
-    if isinstance(node, cst.BaseExpression) and (node.lpar or node.rpar):
+    # `and` for `or` is an equivalent mutant: libcst rejects parentheses on one side only.
+    if isinstance(node, cst.BaseExpression) and (node.lpar or node.rpar):  # pragma: no mutate
         return node.with_changes(lpar=(), rpar=())
     return node

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ranklint import __version__
-from ranklint.api import LintResult, config_start, lint_paths, project_root
+from ranklint.api import LintResult, config_groups, config_start, lint_paths, project_root
 from ranklint.cache import CACHE_DIR_NAME, default_cache_dir
 from ranklint.config import Config, ConfigError, load_config
 from ranklint.faces.actions import add_noqa, apply_baseline, diff, fix
@@ -316,7 +316,16 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from ranklint.discovery import discover
 
         found = discover(paths, config, force_exclude=args.force_exclude)
-        out.write("".join(f"{path}\n" for path in found.files))
+        # As a check would: each file under the configuration that covers it.
+        try:
+            groups = config_groups(
+                found.files, config, named=paths, force_exclude=args.force_exclude
+            )
+        except ConfigError as exc:
+            err.write(f"ranklint: error: {exc}\n")
+            return EXIT_ERROR
+        checked = {path for _, files in groups for path in files}
+        out.write("".join(f"{path}\n" for path in found.files if path in checked))
         for path in found.missing:
             err.write(f"ranklint: error: {path}: no such file or directory\n")
         return EXIT_ERROR if found.missing else EXIT_OK
@@ -349,7 +358,11 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             only_given_files=args.only_given_files,
         )
 
-    result = run()
+    try:
+        result = run()
+    except ConfigError as exc:  # a folder's own configuration file, found on the way
+        err.write(f"ranklint: error: {exc}\n")
+        return EXIT_ERROR
     fixed = 0
     if args.diff:
         return diff(args, result, config, out, err)

@@ -13,18 +13,20 @@ from ranklint.api import lint_source
 from ranklint.config import Config, load_config
 
 
-def _config() -> Config:
-    # Every [tool.ranklint] key applies (the selection, per-file-ignores, the
-    # analysis settings) except those that choose files (exclude,
-    # extend-exclude, respect-gitignore): flake8 decides which files it reads.
-    return _config_in(Path.cwd())
+def _config(filename: str) -> Config:
+    # The file's nearest configuration, as `ranklint check` uses. Every key
+    # applies (the selection, per-file-ignores, the analysis settings) except
+    # those that choose files (exclude, extend-exclude, respect-gitignore):
+    # flake8 decides which files it reads.
+    folder = Path(filename).absolute().parent
+    return _config_in(folder if folder.is_dir() else Path.cwd())
 
 
 @functools.cache
-def _config_in(cwd: Path) -> Config:
-    # One load per working directory: flake8 run in-process from another
-    # directory (an editor, a test) finds that directory's configuration.
-    return load_config(cwd=cwd)
+def _config_in(folder: Path) -> Config:
+    # One load per folder: flake8 run in-process from another directory (an
+    # editor, a test) finds the files' own configuration.
+    return load_config(cwd=folder)
 
 
 def _covers_rnk(code: str) -> bool:
@@ -57,7 +59,7 @@ class RanklintFlake8Plugin:
         if not type(self).selected:
             self._findings = []
             return
-        result = lint_source("".join(lines), filename, _config(), partial=True)
+        result = lint_source("".join(lines), filename, _config(filename), partial=True)
         if result.errors:
             raise RuntimeError("; ".join(error.describe() for error in result.errors))
         self._findings = result.findings

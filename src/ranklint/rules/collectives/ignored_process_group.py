@@ -9,15 +9,22 @@ from typing import TypeVar
 import libcst as cst
 
 from ranklint.analysis.arguments import find_argument, has_unpacking
+from ranklint.analysis.catalog import CallSpec
 from ranklint.analysis.context import FileContext
-from ranklint.findings import Severity
-from ranklint.rules.base import PendingFinding, Rule
+from ranklint.analysis.nodes import source_text
+from ranklint.findings import Applicability, Severity
+from ranklint.rules.base import PendingFinding, PendingFix, Rule
+from ranklint.rules.codemods import keyword_argument, with_argument
 
 _N = TypeVar("_N", bound=cst.CSTNode)
 
 # Keywords that pass a process group (or a mesh) to a call.
 _GROUP_KEYWORDS = frozenset({"group", "pg", "process_group", "device_mesh", "mesh"})
 _GROUP_ANNOTATION = re.compile(r"\b(ProcessGroup|DeviceMesh)\b")
+
+# The collectives whose group must be a ProcessGroup (functional ones take meshes too).
+_C10D_PREFIXES = ("torch.distributed.distributed_c10d.", "torch.distributed.")
+_FUNCTIONAL = "torch.distributed._functional_collectives."
 
 _WORLD_SIZE_QUERIES = frozenset(
     f"{prefix}.get_world_size"
@@ -131,6 +138,37 @@ with pytest.raises(DivergenceError, match="ranks 2, 3 never issued it"):
         """,
     )
 
+    fix_applicability = Applicability.UNSAFE
+    fix_safety = """\
+Where the function has one process-group parameter, and it is a process
+group for certain (passed as the group of a collective, or annotated
+`ProcessGroup`; not a mesh), the fix passes it to the `torch.distributed`
+collective that left it out: `group=dp_group`. It is unsafe: the collective
+then runs over the caller's group instead of all ranks, which is the point
+but changes what it computes and who must call it. The division by
+`get_world_size()` gets no fix (which size is meant is the author's call).
+"""
+    fixes = (
+        (
+            """
+            import torch.distributed as dist
+
+
+            def average(t, dp_group):
+                dist.all_reduce(t, op=dist.ReduceOp.SUM)
+                dist.all_reduce(t, op=dist.ReduceOp.SUM, group=dp_group)
+            """,
+            """
+            import torch.distributed as dist
+
+
+            def average(t, dp_group):
+                dist.all_reduce(t, op=dist.ReduceOp.SUM, group=dp_group)
+                dist.all_reduce(t, op=dist.ReduceOp.SUM, group=dp_group)
+            """,
+        ),
+    )
+
     def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
         super().__init__(ctx, sink)
         # id(function node) -> (group parameters, those passed to a collective)
@@ -144,7 +182,7 @@ with pytest.raises(DivergenceError, match="ranks 2, 3 never issued it"):
             return
         params = self._params()[0]
         if params:
-            self._report(node, f"`{spec.short}`", params)
+            self._report(node, f"`{spec.short}`", params, self._fix(node, spec, params))
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if isinstance(node.operator, cst.Divide):
@@ -178,7 +216,35 @@ with pytest.raises(DivergenceError, match="ranks 2, 3 never issued it"):
             )
         return groups
 
-    def _report(self, node: cst.CSTNode, what: str, params: tuple[str, ...]) -> None:
+    def _fix(self, node: cst.Call, spec: CallSpec, params: tuple[str, ...]) -> PendingFix | None:
+        """``group=<the parameter>`` for a c10d collective, when the one group
+        parameter is a process group for certain."""
+        qualified = self.ctx.names.resolve(node.func)
+        frame = self.ctx.function
+        if len(params) != 1 or spec.group is None or frame is None:
+            return None
+        if qualified is None or not qualified.startswith(_C10D_PREFIXES):
+            return None
+        if qualified.startswith(_FUNCTIONAL):
+            return None
+        name = params[0]
+        if not isinstance(frame.node, cst.FunctionDef) or _is_mesh(frame.node, name):
+            return None
+        keyword = spec.group.keyword
+        return PendingFix(
+            f"Pass the function's group: `{keyword}={name}`",
+            node,
+            with_argument(node, keyword_argument(keyword, cst.Name(name))),
+            Applicability.UNSAFE,
+        )
+
+    def _report(
+        self,
+        node: cst.CSTNode,
+        what: str,
+        params: tuple[str, ...],
+        fix: PendingFix | None = None,
+    ) -> None:
         mentioned = {
             name.value
             for condition in self.ctx.conditions
@@ -191,6 +257,7 @@ with pytest.raises(DivergenceError, match="ranks 2, 3 never issued it"):
             f"{what} uses the default group although this function takes "
             f"`{params[0]}`: it runs over all ranks instead of the caller's group; pass "
             f"`group={params[0]}` (for a mesh, `group={params[0]}.get_group(dim)`)",
+            fix=fix,
         )
 
 
@@ -199,11 +266,7 @@ def _group_params(
 ) -> tuple[tuple[str, ...], frozenset[str]]:
     """The parameters ``function`` uses as process groups or meshes, in order, and
     those it passes as the group of a collective."""
-    all_params = (
-        *function.params.posonly_params,
-        *function.params.params,
-        *function.params.kwonly_params,
-    )
+    all_params = _all_params(function)
     names = {p.name.value for p in all_params}
     used: set[str] = set()
     reduced_over: set[str] = set()
@@ -240,6 +303,26 @@ def _group_params(
 
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def _all_params(function: cst.FunctionDef) -> tuple[cst.Param, ...]:
+    params = function.params
+    return (*params.posonly_params, *params.params, *params.kwonly_params)
+
+
+def _is_mesh(function: cst.FunctionDef, name: str) -> bool:
+    """``name`` is used as a mesh in ``function``: annotated ``DeviceMesh``, or its
+    ``get_group()`` is called."""
+    for param in _all_params(function):
+        annotation = param.annotation
+        if param.name.value == name and annotation is not None:
+            return "DeviceMesh" in source_text(annotation.annotation)
+    return any(
+        node.attr.value == "get_group"
+        and isinstance(node.value, cst.Name)
+        and node.value.value == name
+        for node in _nodes_in(function.body, cst.Attribute, skip=_SCOPES)
+    )
 
 
 def _nodes_in(

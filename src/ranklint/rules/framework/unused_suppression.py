@@ -29,6 +29,13 @@ statement moved, or the code was never right. Only codes that were checked
 for the file in this run are judged: a code that is not selected (or is
 turned off by `per-file-ignores`), a code of another tool in a shared
 `# noqa: E501, RNK301`, and a bare `# noqa` are left alone.
+
+Codes of rules decided (wholly or partly) in the project phase, across files
+(RNK102's call chains, the hot-path rules, RNK105, RNK108, RNK110 and others)
+are judged when the run saw the whole project: `ranklint check` over a
+project (the default, with its project index), or `lint_source` of one file
+that is its own project. A suppression such as `save()  # noqa: RNK102` that
+hides a call chain into another file counts as used.
 """
     why = """\
 A stale suppression is a hidden hole: when the line changes and a real
@@ -37,11 +44,11 @@ comment silences it and the hang reaches the cluster. Removing suppressions
 that no longer serve keeps every remaining one a decision someone made.
 """
     limits = """\
-Suppressions of the rules decided in the project phase, across files (RNK102's
-call chains, the hot-path rules, RNK105, RNK108, RNK110 and others with a
-project part), are not judged: a run over some files of a project cannot tell
-whether such a suppression serves a finding that needs another file. Opt-in
-while its precision on the review corpus is not measured.
+Suppressions of project-phase codes are not judged where the run cannot see
+the whole project: with `--no-project-index`, under flake8 (one file at a
+time), when a cold run over some files of a project did not reach all of its
+other files, and for standard input. Opt-in while its precision on the review
+corpus is not measured.
 """
     fix_applicability = Applicability.SAFE
     fix_safety = """\
@@ -92,8 +99,9 @@ def unused_suppressions(
     suppressions: Suppressions,
     used: set[tuple[int, str]],
     checked: Iterable[str],
-) -> list[Finding]:
-    """One finding per suppressed code of ``checked`` that suppressed nothing on its line."""
+) -> list[tuple[str, Finding]]:
+    """One finding per suppressed code of ``checked`` that suppressed nothing on its
+    line, with that code."""
     judged = set(checked)
     # Lines as the tokenizer counts them (not str.splitlines, which also breaks
     # at form feeds and other separators inside a line).
@@ -115,17 +123,20 @@ def unused_suppressions(
                 "from the comment (a stale suppression would hide the next real finding here)"
             )
             found.append(
-                Finding(
-                    rule.code,
-                    rule.name,
-                    rule.severity,
-                    message,
-                    path,
-                    line,
-                    col,
-                    line,
-                    len(physical) + 1,
-                    fix=fix,
+                (
+                    code,
+                    Finding(
+                        rule.code,
+                        rule.name,
+                        rule.severity,
+                        message,
+                        path,
+                        line,
+                        col,
+                        line,
+                        len(physical) + 1,
+                        fix=fix,
+                    ),
                 )
             )
     return found

@@ -7,8 +7,9 @@ from collections.abc import Callable
 import libcst as cst
 
 from ranklint.analysis.context import FileContext
-from ranklint.findings import Severity
-from ranklint.rules.base import PendingFinding
+from ranklint.findings import Applicability, Severity
+from ranklint.rules.base import PendingFinding, PendingFix
+from ranklint.rules.codemods import keyword_argument, with_argument
 from ranklint.rules.testsuite.exact_values import ExactValues
 from ranklint.rules.testsuite.test_rules import _TestRule
 
@@ -21,6 +22,18 @@ _TOLERANT = {
     "numpy.allclose": 2,
     "numpy.isclose": 2,
     "numpy.testing.assert_allclose": 2,
+}
+
+# The fixed defaults of the comparisons that have them (`assert_close` and
+# `assert_allclose` of torch pick them per dtype: no fix writes those out).
+_DEFAULTS = {
+    "torch.allclose": ("1e-05", "1e-08"),
+    "torch.isclose": ("1e-05", "1e-08"),
+    ".allclose": ("1e-05", "1e-08"),
+    ".isclose": ("1e-05", "1e-08"),
+    "numpy.allclose": ("1e-05", "1e-08"),
+    "numpy.isclose": ("1e-05", "1e-08"),
+    "numpy.testing.assert_allclose": ("1e-07", "0"),
 }
 
 # Assertions that pass when their argument is false: `assertFalse(torch.allclose(a, b))`
@@ -139,6 +152,39 @@ source) are reported: `torch.equal` says so.
         """,
     )
 
+    fix_applicability = Applicability.SAFE
+    fix_safety = """\
+Where the function's defaults are fixed numbers, the fix writes out the
+missing ones: `rtol=1e-05, atol=1e-08` for `torch.allclose`, `torch.isclose`,
+the tensor methods, `numpy.allclose` and `numpy.isclose`, `rtol=1e-07,
+atol=0` for `numpy.testing.assert_allclose`. It is safe: the comparison is
+the one it was, and the tolerances it relies on are now in the test for a
+reviewer to tighten or loosen. `torch.testing.assert_close` and
+`assert_allclose` choose their defaults by dtype, so they get no fix.
+"""
+    fixes = (
+        (
+            """
+            import numpy as np
+            import torch
+
+
+            def test_allreduce_average(got, expected):
+                assert torch.allclose(got, expected)
+                np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-5)
+            """,
+            """
+            import numpy as np
+            import torch
+
+
+            def test_allreduce_average(got, expected):
+                assert torch.allclose(got, expected, rtol=1e-05, atol=1e-08)
+                np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-5, atol=0)
+            """,
+        ),
+    )
+
     def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
         super().__init__(ctx, sink)
         self._negated: set[int] = set()
@@ -188,6 +234,7 @@ source) are reported: `torch.equal` says so.
             f"`{label}()` without explicit {' and '.join(f'`{m}`' for m in missing)}: the "
             f"defaults depend on the function and dtype, so the test's claim is unclear; "
             f"pass both `rtol=` and `atol=`",
+            fix=_defaults_written_out(node, label, missing),
         )
 
     def _exact_comparison(
@@ -209,3 +256,18 @@ source) are reported: `torch.equal` says so.
             for arg in node.args
         )
         return any(exact) if same_dtype else len(exact) == 2 and all(exact)
+
+
+def _defaults_written_out(node: cst.Call, label: str, missing: list[str]) -> PendingFix | None:
+    """The call with its ``missing`` tolerances written out as the defaults they are."""
+    defaults = _DEFAULTS.get(label)
+    if defaults is None:
+        return None
+    values = dict(zip(("rtol", "atol"), defaults, strict=True))
+    fixed = node
+    for word in missing:
+        number = values[word]
+        value = cst.Integer(number) if number.isdigit() else cst.Float(number)
+        fixed = with_argument(fixed, keyword_argument(word, value))
+    listed = ", ".join(f"{word}={values[word]}" for word in missing)
+    return PendingFix(f"Write out the default tolerances: `{listed}`", node, fixed)
