@@ -223,3 +223,70 @@ def test_show_settings_of_a_file_names_the_configuration_that_covers_it(
     expected = (monorepo / "trainer" / "pyproject.toml").absolute()
     assert run.out.splitlines()[0] == f"# configuration file: {expected}"
     assert 'ignore = ["RNK102"]' in run.out.splitlines()
+
+
+def test_call_chains_are_followed_into_a_folder_with_its_own_configuration(
+    tmp_path: Path, run_cli
+) -> None:
+    write(tmp_path / "pyproject.toml", "[tool.ranklint]\n")
+    write(
+        tmp_path / "train.py",
+        "from trainer.ckpt import save\n\n\ndef step(rank):\n    if rank == 0:\n        save()\n",
+    )
+    write(tmp_path / "trainer" / "ranklint.toml", "ignore = ['RNK102']\n")
+    write(tmp_path / "trainer" / "__init__.py", "")
+    write(
+        tmp_path / "trainer" / "ckpt.py",
+        "import torch.distributed as dist\n\n\ndef save():\n    dist.barrier()\n",
+    )
+
+    runs = [run_cli("check", "--no-cache", path, cwd=tmp_path) for path in ("train.py", ".")]
+
+    for run in runs:
+        assert run.out.startswith("train.py:6:9: RNK102 `save()` (which reaches `barrier`")
+        assert "trainer/ckpt.py:5:5" in run.out
+
+
+def test_project_of_a_walked_root_folder_is_walked_again_only_with_several_configurations(
+    monorepo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ranklint.api as api
+
+    monkeypatch.chdir(monorepo)
+    walks: list[list[str]] = []
+    real = api.discover
+
+    def counting(paths, config, **kwargs):  # type: ignore[no-untyped-def]
+        walks.append(list(paths))
+        return real(paths, config, **kwargs)
+
+    monkeypatch.setattr(api, "discover", counting)
+
+    lint_paths(["."], whole_project=True)
+
+    # With two configurations, the root's project is walked for files of trainer/
+    # to follow calls into: ".", then "." and trainer/ as the projects of each.
+    assert walks == [["."], ["."], ["trainer"]]
+
+
+def test_project_of_a_walked_root_folder_with_one_configuration_is_not_walked_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ranklint.api as api
+
+    write(tmp_path / "pyproject.toml", "[tool.ranklint]\n")
+    write(tmp_path / "job.py", BUGS)
+    monkeypatch.chdir(tmp_path)
+    walks: list[list[str]] = []
+    real = api.discover
+
+    def counting(paths, config, **kwargs):  # type: ignore[no-untyped-def]
+        walks.append(list(paths))
+        return real(paths, config, **kwargs)
+
+    monkeypatch.setattr(api, "discover", counting)
+
+    result = lint_paths(["."], whole_project=True)
+
+    assert walks == [["."]]
+    assert [f.code for f in result.findings] == ["RNK101", "RNK102"]

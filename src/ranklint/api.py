@@ -116,10 +116,14 @@ def lint_paths(
         names = ", ".join(found.missing)
         raise FileNotFoundError(f"no such file or directory: {names}")
     groups = config_groups(found.files, config, named=paths, force_exclude=force_exclude)
+    # With one configuration, the project of a folder walked here is walked already;
+    # with several, the others' files may still join a project's call graph.
+    walked = {os.path.abspath(p) for p in paths if os.path.isdir(p)} if len(groups) == 1 else set()
     parts = [
         _lint_group(
             files,
             own,
+            walked,
             jobs=jobs,
             cache_dir=cache_dir,
             whole_project=whole_project,
@@ -184,20 +188,22 @@ def config_groups(
 def _lint_group(
     files: Sequence[str],
     config: Config,
+    walked: set[str],
     *,
     jobs: int | None,
     cache_dir: str | Path | None,
     whole_project: bool,
     only_given_files: bool,
 ) -> LintResult:
-    """:func:`lint_paths` for ``files`` that all use ``config``."""
+    """:func:`lint_paths` for ``files`` that all use ``config``; ``walked``: the
+    folders (absolute) walked to find them."""
     files = list(files)
     cache = Cache.for_config(config, Path(cache_dir)) if cache_dir is not None else None
     known = cache.lookup(files) if cache is not None else [None] * len(files)
     extra: list[str] = []
     others: list[str] = []
     if whole_project and files:
-        project = _project_files(files, config)
+        project = _project_files(files, config, walked)
         extra_known = cache.lookup(project) if cache is not None else [None] * len(project)
         if None in extra_known:
             # Not all known: the others join only where the given files' calls lead.
@@ -265,10 +271,12 @@ def _finished(
     return merged
 
 
-def _project_files(files: Sequence[str], config: Config) -> list[str]:
-    """The other files of the project of ``files``, spelled for call chains."""
+def _project_files(files: Sequence[str], config: Config, walked: set[str]) -> list[str]:
+    """The other files of the project of ``files``, spelled for call chains; none
+    when the project's folder is among the folders ``walked`` for ``files`` (then
+    they are all there already)."""
     root = project_root(files, config)
-    if root is None:
+    if root is None or os.path.abspath(root) in walked:
         return []
     given = {os.path.abspath(path) for path in files}
     # Spelled like the user's paths (relative to the working directory)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -69,30 +70,12 @@ def _compile_extra_collectives(values: Any) -> Any:
     return compile_extra_collectives(values)
 
 
-DEFAULT_EXCLUDE: tuple[str, ...] = (
-    ".bzr",
-    ".direnv",
-    ".eggs",
-    ".git",
-    ".hg",
-    ".ipynb_checkpoints",
-    ".mypy_cache",
-    ".nox",
-    ".pytest_cache",
-    ".ranklint_cache",
-    ".ruff_cache",
-    ".svn",
-    ".tox",
-    ".venv",
-    "__pycache__",
-    "__pypackages__",
-    "_build",
-    "buck-out",
-    "build",
-    "dist",
-    "node_modules",
-    "site-packages",
-    "venv",
+# Folders never walked into: version control, virtual environments, builds, caches
+# (words, not a literal list: one name a line would be 25 lines).
+DEFAULT_EXCLUDE: tuple[str, ...] = tuple(
+    """.bzr .direnv .eggs .git .hg .ipynb_checkpoints .mypy_cache .nox .pytest_cache
+    .ranklint_cache .ruff_cache .svn .tox .venv __pycache__ __pypackages__ _build buck-out
+    build dist node_modules site-packages venv""".split()  # noqa: SIM905
 )
 
 DEFAULT_TEST_PATTERNS: tuple[str, ...] = (
@@ -458,12 +441,22 @@ class Config:
         return parts
 
     def relative_path(self, path: str | Path) -> str:
-        """``path`` relative to :attr:`root` in POSIX form, for pattern matching."""
-        absolute = Path(path).absolute()
-        try:
-            return absolute.relative_to(self.root.absolute()).as_posix()
-        except ValueError:
-            return absolute.as_posix().lstrip("/")
+        """``path`` relative to :attr:`root` in POSIX form, for pattern matching
+        (``.`` for the root itself; a path outside it without its leading ``/``).
+        String operations: discovery asks this for every file and folder it walks."""
+        absolute = os.path.abspath(path)
+        root = _absolute(self.root)
+        if absolute == root:
+            return "."
+        inside = absolute.startswith(root if root.endswith(os.sep) else root + os.sep)
+        relative = absolute[len(root) :].lstrip(os.sep) if inside else absolute.lstrip(os.sep)
+        return relative.replace(os.sep, "/")
+
+
+@functools.lru_cache(maxsize=64)
+def _absolute(root: Path) -> str:
+    """``root`` made absolute, as a string (asked once per file walked)."""
+    return os.path.abspath(root)
 
 
 @functools.cache
