@@ -270,6 +270,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_imports_precision.py",
             "tests/test_testsuite_precision.py",
             "tests/test_core_rules.py",
+            "tests/test_fix_rule_mutants.py",
         ),
     ),
     # The adoption faces: baselines, --add-noqa, and RNK002 (unused suppressions).

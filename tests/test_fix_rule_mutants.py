@@ -212,7 +212,7 @@ def test_group_fix_is_not_offered_unless_a_torch_collective_ignores_a_process_gr
         ),
     ],
 )
-def test_group_fix_passes_a_parameter_that_only_other_code_uses_like_a_mesh(body: str) -> None:
+def test_group_fix_passes_the_parameter_when_nothing_uses_it_as_a_mesh(body: str) -> None:
     head = "import torch.distributed as dist\n\n\ndef sync(t, pg):\n"
     head += "    dist.all_reduce(t, group=pg)\n" + body
 
@@ -455,7 +455,9 @@ def test_tolerance_fix_at_module_level_of_a_test_file_writes_out_both() -> None:
         ),
     ],
 )
-def test_tolerance_rule_skips_unpacked_keywords_and_integer_method_operands(call: str) -> None:
+def test_tolerance_rule_reports_nothing_with_unpacked_keywords_or_an_integer_side(
+    call: str,
+) -> None:
     source = f"import torch\n\n\ndef test_x(got, expected, ids, tolerances):\n    {call}\n"
 
     assert _findings("RNK601", source, TEST_PATH) == []
@@ -472,3 +474,26 @@ def test_tolerance_finding_and_fix_messages_list_both_missing_tolerances() -> No
     )
     assert finding.fix is not None
     assert finding.fix.message == "Write out the default tolerances: `rtol=1e-05, atol=1e-08`"
+
+
+def test_tolerance_rule_judges_a_name_by_the_binding_in_its_own_test_function() -> None:
+    source = _source(
+        """
+        import torch
+
+        want = torch.ones(2)
+
+
+        def test_local_integers(got):
+            want = torch.arange(4)
+            torch.testing.assert_close(got, want)
+
+
+        def test_module_floats(got):
+            torch.testing.assert_close(got, want)
+        """
+    )
+
+    findings = _findings("RNK601", source, TEST_PATH)
+
+    assert [finding.line for finding in findings] == [12]

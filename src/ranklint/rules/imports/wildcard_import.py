@@ -235,13 +235,6 @@ def _explicit(node: cst.ImportFrom, used: list[str], indent: str) -> cst.ImportF
     )
 
 
-def reads_unbound_name(module: cst.Module) -> bool:
-    """The module reads a name that no statement of it binds and that is no builtin."""
-    names = _Names()
-    module.visit(names)
-    return bool(names.unbound())
-
-
 class _Names(cst.CSTVisitor):
     """Every name a module binds (in any scope) and every other name it mentions;
     how many wildcard imports it has."""
@@ -337,7 +330,6 @@ class _Names(cst.CSTVisitor):
         if isinstance(target, cst.Name):
             self.bound.add(target.value)
         elif isinstance(target, (cst.Tuple, cst.List)):
+            # A starred element's `.value` is its name: `a, *b` binds `b`.
             for element in target.elements:
                 self._bind(element.value)
-        elif isinstance(target, cst.StarredElement):
-            self._bind(target.value)

@@ -263,7 +263,8 @@ def _defaults_written_out(node: cst.Call, label: str, missing: list[str]) -> Pen
     defaults = _DEFAULTS.get(label)
     if defaults is None:
         return None
-    values = dict(zip(("rtol", "atol"), defaults, strict=True))
+    # (`strict=` is not mutated: every entry of _DEFAULTS is a pair.)
+    values = dict(zip(("rtol", "atol"), defaults, strict=True))  # pragma: no mutate
     fixed = node
     for word in missing:
         number = values[word]
