@@ -37,10 +37,12 @@ def assert_same_positions(source: str) -> None:
     pairs = every_node_with_its_top_statement(module)
 
     fast = resolve_positions(module, pairs, whole_module_share=1.0)
+    searched = resolve_positions(module, pairs, text=source, whole_module_share=1.0)
 
     assert len(fast) == len({id(node) for node, _ in pairs})
     for node, _ in pairs:
         assert fast[node] == reference[node], (type(node).__name__, fast[node], reference[node])
+        assert searched[node] == reference[node], (type(node).__name__, searched[node])
 
 
 @pytest.mark.parametrize(
@@ -131,3 +133,46 @@ def test_positions_come_from_the_metadata_wrapper_when_the_provider_keeps_them_e
     found = resolve_positions(module, pairs)
 
     assert all(found[node] == reference[node] for node, _ in pairs)
+
+
+@pytest.mark.parametrize(
+    ("source", "index"),
+    [
+        ("x = 1\ny = 2\nx = 1\n", 2),  # the code of the third is also the first's
+        ("x = 1\ny = 2\nx = 1\n", 0),  # and the first's code comes again later
+        ("def f():\n    pass\n\n\ndef f():\n    pass\n", 1),
+    ],
+    ids=["repeated-before", "repeated-after", "repeated-function"],
+)
+def test_statement_whose_code_is_repeated_is_placed_right_with_the_text(
+    source: str, index: int
+) -> None:
+    module = cst.parse_module(source)
+    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    target = module.body[index]
+
+    found = resolve_positions(module, [(target, target)], text=source, whole_module_share=1.0)
+
+    assert found[target] == reference[target]
+
+
+def test_statements_after_a_repeated_one_are_placed_by_the_search(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    source = "x = 1\nx = 1\n\n\ndef g():\n    return 2\n"
+    module = cst.parse_module(source)
+    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    target = module.body[2]
+    generated: list[cst.CSTNode] = []
+    real = cst.Module.code_for_node
+
+    def spy(self: cst.Module, node: cst.CSTNode) -> str:
+        generated.append(node)
+        return real(self, node)
+
+    monkeypatch.setattr(cst.Module, "code_for_node", spy)
+
+    found = resolve_positions(module, [(target, target)], text=source, whole_module_share=1.0)
+
+    assert found[target] == reference[target]
+    assert generated == [target]  # no code generated for the statements before it

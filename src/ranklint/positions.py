@@ -33,12 +33,16 @@ def resolve_positions(
     module: cst.Module,
     wanted: Iterable[tuple[cst.CSTNode, cst.CSTNode | None]],
     *,
+    text: str | None = None,
     whole_module_share: float = _WHOLE_MODULE_SHARE,
 ) -> dict[cst.CSTNode, CodeRange]:
     """Positions of nodes, each given with the top-level statement that holds it.
 
     A node whose top-level statement is unknown (``None``) makes this fall back
-    to positions for the whole module.
+    to positions for the whole module. ``text``: the source ``module`` was
+    parsed from; with it, the line where a statement starts is found by
+    searching the text for the statement's code, not by generating the code of
+    every statement before it.
     """
     by_statement: dict[cst.CSTNode, list[cst.CSTNode]] = {}
     for node, statement in wanted:
@@ -49,6 +53,10 @@ def resolve_positions(
     if len(by_statement) > whole_module_share * max(len(module.body), 1):  # pragma: no mutate
         return _whole_module(module)
 
+    if text is not None:
+        found = _by_search(module, by_statement, text)
+        if found is not None:
+            return found
     positions: dict[cst.CSTNode, CodeRange] = {}
     # Line 1 of the file is where the header's first line (or the first statement) is.
     line = 1 + sum(_line_breaks(module.code_for_node(empty)) for empty in module.header)
@@ -65,6 +73,38 @@ def resolve_positions(
             if remaining == 0:  # statements after the last one with findings need no codegen
                 break
         line += _line_breaks(module.code_for_node(statement))
+    return positions
+
+
+def _by_search(
+    module: cst.Module, by_statement: dict[cst.CSTNode, list[cst.CSTNode]], text: str
+) -> dict[cst.CSTNode, CodeRange] | None:
+    """Positions of the nodes of each statement in ``by_statement``, each statement
+    placed where its code (which libcst reproduces exactly) is in ``text``: searched
+    from the end of the statement placed before it. ``None`` when a statement's code
+    is not there once (an identical statement follows): then the search cannot tell
+    which one it is."""
+    positions: dict[cst.CSTNode, CodeRange] = {}
+    cursor, line = 0, 1  # an offset in the text, and its line
+    remaining = len(by_statement)
+    for statement in module.body:
+        nodes = by_statement.get(statement)
+        if nodes is None:
+            continue
+        code = module.code_for_node(statement)
+        offset = text.find(code, cursor)
+        if offset < 0 or text.find(code, offset + 1) >= 0:
+            return None
+        line += _line_breaks(text[cursor:offset])
+        alone = module.with_changes(body=[statement], header=(), footer=())  # pragma: no mutate
+        local = _all_positions(alone)
+        for node in nodes:
+            positions[node] = _shifted(local[node], line - 1)
+        cursor = offset + len(code)
+        line += _line_breaks(code)
+        remaining -= 1  # pragma: no mutate (stops the search early only)
+        if remaining == 0:
+            break
     return positions
 
 

@@ -183,7 +183,8 @@ class Linter:
 
         suppressions = parse_suppressions(text)
         used: set[tuple[int, str]] = set()
-        spans = spans_of(module, [(p.node, p.statement, p.top_statement) for p in pending])
+        placed = [(p.node, p.statement, p.top_statement) for p in pending]
+        spans = spans_of(module, placed, text)
         shown = []
         for item, span in zip(pending, spans, strict=True):
             line = suppressions.suppressing_line(item.rule.code, span.lines)
@@ -380,7 +381,7 @@ class Linter:
             for site in sites:
                 if site.ordinal < 0 and site in ctx.facts.recorded:
                     locator.found[site] = ctx.facts.recorded[site]
-            spans = spans_of(module, list(locator.found.values()))
+            spans = spans_of(module, list(locator.found.values()), text)
         return Located(text, dict(zip(locator.found, spans, strict=True)))
 
     def _parse_error(

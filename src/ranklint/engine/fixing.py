@@ -21,7 +21,7 @@ def fixes_of(module: cst.Module, text: str, pending: Sequence[PendingFinding]) -
     wanted = [(p.fix.old, p.top_statement) for p in pending if p.fix is not None]
     if not wanted:
         return [None] * len(pending)
-    positions = resolve_positions(module, wanted)
+    positions = resolve_positions(module, wanted, text=text)
     lines = Lines(text)
     made: list[Fix | None] = []
     for item in pending:

@@ -31,9 +31,12 @@ def span_of(
     )
 
 
-def spans_of(module: cst.Module, placed: Sequence[PlacedNode]) -> list[Span]:
-    """The span of each placed node, positions computed only for their statements."""
+def spans_of(
+    module: cst.Module, placed: Sequence[PlacedNode], text: str | None = None
+) -> list[Span]:
+    """The span of each placed node, positions computed only for their statements
+    (``text``: the source of ``module``, which makes finding them cheaper)."""
     wanted = [(node, top) for node, _, top in placed]
     wanted += [(statement, top) for _, statement, top in placed if statement is not None]
-    positions = resolve_positions(module, wanted)
+    positions = resolve_positions(module, wanted, text=text)
     return [span_of(positions, node, statement) for node, statement, _ in placed]
