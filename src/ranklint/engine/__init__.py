@@ -21,9 +21,9 @@ from ranklint.analysis.project import ProjectFacts
 from ranklint.analysis.recorders import FACT_RECORDERS
 from ranklint.cache import Cache
 from ranklint.config import Config
-from ranklint.engine.fixing import fixes_of
+from ranklint.engine.fixing import fix_nodes, fixes_of
 from ranklint.engine.locate import Located, Locator, project_finding
-from ranklint.engine.spans import spans_of
+from ranklint.engine.spans import placed_positions, span_of, spans_of
 from ranklint.engine.threads import deep_recursion, run_with_large_stack
 from ranklint.engine.walker import Walker
 from ranklint.findings import Finding, InternalError
@@ -184,7 +184,9 @@ class Linter:
         suppressions = parse_suppressions(text)
         used: set[tuple[int, str]] = set()
         placed = [(p.node, p.statement, p.top_statement) for p in pending]
-        spans = spans_of(module, placed, text)
+        # One pass over the statements holding findings places them and their fixes.
+        positions = placed_positions(module, placed, text, fix_nodes(pending))
+        spans = [span_of(positions, node, statement) for node, statement, _ in placed]
         shown = []
         for item, span in zip(pending, spans, strict=True):
             line = suppressions.suppressing_line(item.rule.code, span.lines)
@@ -192,7 +194,7 @@ class Linter:
                 used.add((line, item.rule.code))
                 continue
             shown.append((item, span))
-        fixes = fixes_of(module, text, [item for item, _ in shown])
+        fixes = fixes_of(module, text, [item for item, _ in shown], positions)
         for (item, span), fix in zip(shown, fixes, strict=True):
             result.findings.append(finding_at(item.rule, item.message, path, span, fix=fix))
         if unused_rule is not None:

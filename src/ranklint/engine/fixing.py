@@ -16,12 +16,19 @@ from ranklint.rules import PendingFinding, PendingFix
 logger = logging.getLogger(__name__)
 
 
-def fixes_of(module: cst.Module, text: str, pending: Sequence[PendingFinding]) -> list[Fix | None]:
-    """The fix of each pending finding, as text edits of ``text`` (``None`` where none)."""
-    wanted = [(p.fix.old, p.top_statement) for p in pending if p.fix is not None]
+def fixes_of(
+    module: cst.Module,
+    text: str,
+    pending: Sequence[PendingFinding],
+    positions: Mapping[cst.CSTNode, CodeRange] | None = None,
+) -> list[Fix | None]:
+    """The fix of each pending finding, as text edits of ``text`` (``None`` where none).
+    ``positions``: those of the fixes' nodes, when already resolved."""
+    wanted = fix_nodes(pending)
     if not wanted:
         return [None] * len(pending)
-    positions = resolve_positions(module, wanted, text=text)
+    if positions is None:
+        positions = resolve_positions(module, wanted, text=text)
     lines = Lines(text)
     made: list[Fix | None] = []
     for item in pending:
@@ -32,6 +39,11 @@ def fixes_of(module: cst.Module, text: str, pending: Sequence[PendingFinding]) -
             logger.debug("%s: fix failed", item.rule.code, exc_info=True)
             made.append(None)
     return made
+
+
+def fix_nodes(pending: Sequence[PendingFinding]) -> list[tuple[cst.CSTNode, cst.CSTNode | None]]:
+    """The (node to replace, module-level statement) of each pending fix."""
+    return [(p.fix.old, p.top_statement) for p in pending if p.fix is not None]
 
 
 def _fix(

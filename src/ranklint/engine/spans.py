@@ -36,7 +36,18 @@ def spans_of(
 ) -> list[Span]:
     """The span of each placed node, positions computed only for their statements
     (``text``: the source of ``module``, which makes finding them cheaper)."""
+    positions = placed_positions(module, placed, text)
+    return [span_of(positions, node, statement) for node, statement, _ in placed]
+
+
+def placed_positions(
+    module: cst.Module,
+    placed: Sequence[PlacedNode],
+    text: str | None = None,
+    extra: Sequence[tuple[cst.CSTNode, cst.CSTNode | None]] = (),
+) -> Mapping[cst.CSTNode, CodeRange]:
+    """Positions of the placed nodes and their statements, and of the ``extra``
+    (node, module-level statement) pairs, in one pass over their statements."""
     wanted = [(node, top) for node, _, top in placed]
     wanted += [(statement, top) for _, statement, top in placed if statement is not None]
-    positions = resolve_positions(module, wanted, text=text)
-    return [span_of(positions, node, statement) for node, statement, _ in placed]
+    return resolve_positions(module, [*wanted, *extra], text=text)
