@@ -92,8 +92,12 @@ def _by_search(
         if nodes is None:
             continue
         code = module.code_for_node(statement)
-        offset = text.find(code, cursor)
-        if offset < 0 or text.find(code, offset + 1) >= 0:
+        # Equivalent mutants (of the start, the bounds, find/rfind): searching from
+        # `cursor` only saves time, a repeat anywhere after the first match makes the
+        # search give up (and the slow path gives the same positions), and a
+        # statement's code (never one repeated character) cannot recur one later.
+        offset = text.find(code, cursor)  # pragma: no mutate
+        if offset < 0 or text.find(code, offset + 1) >= 0:  # pragma: no mutate
             return None
         line += _line_breaks(text[cursor:offset])
         alone = module.with_changes(body=[statement], header=(), footer=())  # pragma: no mutate
