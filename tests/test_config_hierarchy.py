@@ -247,20 +247,26 @@ def test_call_chains_are_followed_into_a_folder_with_its_own_configuration(
         assert "trainer/ckpt.py:5:5" in run.out
 
 
-def test_project_of_a_walked_root_folder_is_walked_again_only_with_several_configurations(
-    monorepo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def walks(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The paths of each folder walk `lint_paths` makes (to discover files)."""
     import ranklint.api as api
 
-    monkeypatch.chdir(monorepo)
-    walks: list[list[str]] = []
+    made: list[list[str]] = []
     real = api.discover
 
     def counting(paths, config, **kwargs):  # type: ignore[no-untyped-def]
-        walks.append(list(paths))
+        made.append(list(paths))
         return real(paths, config, **kwargs)
 
     monkeypatch.setattr(api, "discover", counting)
+    return made
+
+
+def test_project_of_a_walked_root_folder_is_walked_again_only_with_several_configurations(
+    monorepo: Path, monkeypatch: pytest.MonkeyPatch, walks: list[list[str]]
+) -> None:
+    monkeypatch.chdir(monorepo)
 
     lint_paths(["."], whole_project=True)
 
@@ -270,21 +276,11 @@ def test_project_of_a_walked_root_folder_is_walked_again_only_with_several_confi
 
 
 def test_project_of_a_walked_root_folder_with_one_configuration_is_not_walked_twice(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, walks: list[list[str]]
 ) -> None:
-    import ranklint.api as api
-
     write(tmp_path / "pyproject.toml", "[tool.ranklint]\n")
     write(tmp_path / "job.py", BUGS)
     monkeypatch.chdir(tmp_path)
-    walks: list[list[str]] = []
-    real = api.discover
-
-    def counting(paths, config, **kwargs):  # type: ignore[no-untyped-def]
-        walks.append(list(paths))
-        return real(paths, config, **kwargs)
-
-    monkeypatch.setattr(api, "discover", counting)
 
     result = lint_paths(["."], whole_project=True)
 

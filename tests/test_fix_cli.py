@@ -12,8 +12,9 @@ import pytest
 
 from ranklint.config import Config
 from ranklint.faces.fixing import plan_fixes, write_fixes
-from ranklint.findings import Applicability, Edit, Finding, Fix, Severity
+from ranklint.findings import Applicability, Edit, Fix
 from tests.conftest import write
+from tests.fix_cases import finding_with
 
 # RNK103 on a subgroup (a safe fix) and RNK110 (an unsafe one), in one file.
 SOURCE = """
@@ -223,15 +224,11 @@ def test_sarif_output_carries_the_fix_as_a_replacement(project: Path, run_cli) -
     ]
 
 
-def _finding(path: Path, fix: Fix) -> Finding:
-    return Finding("RNK103", "missing-root", Severity.WARNING, "m", str(path), 1, 1, 1, 2, fix=fix)
-
-
 def test_a_fix_that_would_break_the_syntax_is_refused_and_the_file_kept(tmp_path: Path) -> None:
     path = write(tmp_path / "a.py", "x = f(1)\n")
     broken = Fix(Applicability.SAFE, "bad", (Edit(1, 9, 1, 9, "(("),))
 
-    report = plan_fixes([_finding(path, broken)], Config(), unsafe=False)
+    report = plan_fixes([finding_with(path, broken)], Config(), unsafe=False)
 
     assert report.sources == []
     assert report.refused[0][0] == str(path)
@@ -241,7 +238,7 @@ def test_a_fix_that_would_break_the_syntax_is_refused_and_the_file_kept(tmp_path
 def test_a_file_changed_on_disk_since_it_was_read_is_not_written(tmp_path: Path) -> None:
     path = write(tmp_path / "a.py", "x = f(1)\n")
     fix = Fix(Applicability.SAFE, "add", (Edit(1, 8, 1, 8, ", 2"),))
-    report = plan_fixes([_finding(path, fix)], Config(), unsafe=False)
+    report = plan_fixes([finding_with(path, fix)], Config(), unsafe=False)
     path.write_text("y = 2\n")
 
     write_fixes(report)
@@ -255,8 +252,8 @@ def test_an_unsafe_fix_is_planned_only_with_unsafe(tmp_path: Path) -> None:
     path = write(tmp_path / "a.py", "x = f(1)\n")
     fix = Fix(Applicability.UNSAFE, "add", (Edit(1, 8, 1, 8, ", 2"),))
 
-    without = plan_fixes([_finding(path, fix)], Config(), unsafe=False)
-    with_unsafe = plan_fixes([_finding(path, fix)], Config(), unsafe=True)
+    without = plan_fixes([finding_with(path, fix)], Config(), unsafe=False)
+    with_unsafe = plan_fixes([finding_with(path, fix)], Config(), unsafe=True)
 
     assert without.sources == []
     assert [source.after for source in with_unsafe.sources] == ["x = f(1, 2)\n"]

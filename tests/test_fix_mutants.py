@@ -20,14 +20,9 @@ from ranklint.engine.fixing import _block_indent, _code, fixes_of
 from ranklint.faces.fixing import FixedSource, FixReport, fix_text, plan_fixes, write_fixes
 from ranklint.findings import Applicability, Edit, Finding, Fix, Severity
 from ranklint.fixes import Lines, apply_fixes, smallest_edit
-from ranklint.rules import PendingFinding, PendingFix, rule_by_code
 from ranklint.rules.codemods import keyword_argument, with_argument
 from tests.conftest import write
-
-
-def _fix(*edits: Edit, message: str = "m") -> Fix:
-    return Fix(Applicability.SAFE, message, edits)
-
+from tests.fix_cases import finding_with, first_call, pending_fix_at, safe_fix
 
 # -- smallest_edit -------------------------------------------------------------
 
@@ -54,18 +49,18 @@ def test_smallest_edit_leaves_out_a_shared_end_of_several_characters() -> None:
 @pytest.mark.parametrize(
     "unfit",
     [
-        pytest.param(_fix(), id="no-edit"),
-        pytest.param(_fix(Edit(1, 1, 1, 2, "X")), id="same-edits-as-an-earlier-fix"),
-        pytest.param(_fix(Edit(7, 1, 7, 1, "x")), id="a-line-the-text-does-not-have"),
-        pytest.param(_fix(Edit(1, 3, 1, 2, "x")), id="ends-before-it-starts"),
+        pytest.param(safe_fix(), id="no-edit"),
+        pytest.param(safe_fix(Edit(1, 1, 1, 2, "X")), id="same-edits-as-an-earlier-fix"),
+        pytest.param(safe_fix(Edit(7, 1, 7, 1, "x")), id="a-line-the-text-does-not-have"),
+        pytest.param(safe_fix(Edit(1, 3, 1, 2, "x")), id="ends-before-it-starts"),
         pytest.param(
-            _fix(Edit(1, 1, 1, 3, "x"), Edit(1, 2, 1, 2, "y")), id="its-own-edits-overlap"
+            safe_fix(Edit(1, 1, 1, 3, "x"), Edit(1, 2, 1, 2, "y")), id="its-own-edits-overlap"
         ),
     ],
 )
 def test_apply_fixes_still_applies_the_fixes_after_one_it_skips(unfit: Fix) -> None:
-    first = _fix(Edit(1, 1, 1, 2, "X"))
-    later = _fix(Edit(1, 4, 1, 5, "D"))
+    first = safe_fix(Edit(1, 1, 1, 2, "X"))
+    later = safe_fix(Edit(1, 4, 1, 5, "D"))
 
     fixed, done = apply_fixes("abcd", [first, unfit, later])
 
@@ -74,9 +69,9 @@ def test_apply_fixes_still_applies_the_fixes_after_one_it_skips(unfit: Fix) -> N
 
 
 def test_apply_fixes_still_applies_a_fix_after_one_left_for_the_next_round() -> None:
-    first = _fix(Edit(1, 1, 1, 2, "A"))
-    overlapping = _fix(Edit(1, 1, 1, 3, "B"))
-    later = _fix(Edit(1, 4, 1, 5, "D"))
+    first = safe_fix(Edit(1, 1, 1, 2, "A"))
+    overlapping = safe_fix(Edit(1, 1, 1, 3, "B"))
+    later = safe_fix(Edit(1, 4, 1, 5, "D"))
 
     fixed, done = apply_fixes("abcd", [first, overlapping, later])
 
@@ -85,8 +80,8 @@ def test_apply_fixes_still_applies_a_fix_after_one_left_for_the_next_round() -> 
 
 
 def test_apply_fixes_takes_the_fix_that_starts_first_even_when_another_ends_sooner() -> None:
-    wide = _fix(Edit(1, 1, 1, 5, "W"))
-    inner = _fix(Edit(1, 2, 1, 3, "I"))
+    wide = safe_fix(Edit(1, 1, 1, 5, "W"))
+    inner = safe_fix(Edit(1, 2, 1, 3, "I"))
 
     fixed, done = apply_fixes("abcdef", [inner, wide])
 
@@ -97,14 +92,14 @@ def test_apply_fixes_takes_the_fix_that_starts_first_even_when_another_ends_soon
 @pytest.mark.parametrize(
     "second",
     [
-        pytest.param(_fix(Edit(1, 1, 1, 2, "Y")), id="same-span"),
-        pytest.param(_fix(Edit(1, 1, 1, 3, "Y")), id="same-start-ends-later"),
+        pytest.param(safe_fix(Edit(1, 1, 1, 2, "Y")), id="same-span"),
+        pytest.param(safe_fix(Edit(1, 1, 1, 3, "Y")), id="same-start-ends-later"),
     ],
 )
 def test_apply_fixes_of_two_fixes_starting_at_one_place_takes_the_first_given(
     second: Fix,
 ) -> None:
-    first = _fix(Edit(1, 1, 1, 2, "X"))
+    first = safe_fix(Edit(1, 1, 1, 2, "X"))
 
     fixed, done = apply_fixes("abc", [first, second])
 
@@ -126,36 +121,18 @@ def test_apply_fixes_of_two_fixes_starting_at_one_place_takes_the_first_given(
 def test_apply_fixes_applies_a_fix_whose_own_edits_touch_without_overlapping(
     edits: tuple[Edit, ...], fixed: str
 ) -> None:
-    fix = _fix(*edits)
+    fix = safe_fix(*edits)
 
     assert apply_fixes("abc", [fix]) == (fixed, [fix])
 
 
 def test_apply_fixes_skips_a_fix_whose_second_edit_starts_inside_the_first_and_ends_after() -> None:
-    fix = _fix(Edit(1, 1, 1, 3, "x"), Edit(1, 2, 1, 4, "y"))
+    fix = safe_fix(Edit(1, 1, 1, 3, "x"), Edit(1, 2, 1, 4, "y"))
 
     assert apply_fixes("abcd", [fix]) == ("abcd", [])
 
 
 # -- the engine's edits --------------------------------------------------------
-
-
-def _pending(module: cst.Module, old: cst.CSTNode, new: cst.CSTNode | None) -> PendingFinding:
-    rule = rule_by_code("RNK103")
-    assert rule is not None
-    fix = None if new is None else PendingFix("fix it", old, new)
-    return PendingFinding(rule, old, "m", None, module.body[0], fix)
-
-
-def _first_call(module: cst.Module) -> cst.Call:
-    found: list[cst.Call] = []
-
-    class Calls(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            found.append(node)
-
-    module.visit(Calls())
-    return found[0]
 
 
 def _with_k(call: cst.Call) -> cst.Call:
@@ -165,9 +142,9 @@ def _with_k(call: cst.Call) -> cst.Call:
 def _fixed_by_engine(text: str, new: cst.CSTNode | None = None) -> str | None:
     """``text`` with its first call replaced (by ``new``, or with ``k=0`` added)."""
     module = cst.parse_module(text)
-    call = _first_call(module)
+    call = first_call(module)
     replacement = _with_k(call) if new is None else new
-    [fix] = fixes_of(module, text, [_pending(module, call, replacement)])
+    [fix] = fixes_of(module, text, [pending_fix_at(module, call, replacement)])
     return None if fix is None else apply_fixes(text, [fix])[0]
 
 
@@ -210,7 +187,7 @@ def test_block_indent_reads_the_indentation_after_a_line_break_that_starts_the_t
     newline: str,
 ) -> None:
     module = cst.parse_module("if x:\n    f(\n        a,\n    )\n".replace("\n", newline))
-    call = _first_call(module)
+    call = first_call(module)
     # The call's line follows the line break at offset 0.
     text = "\n    f(\n        a,\n    )".replace("\n", newline)
 
@@ -239,13 +216,13 @@ def test_fixes_of_logs_a_failure_only_for_the_fix_that_failed(
 ) -> None:
     text = "x = f(a)\n"
     module = cst.parse_module(text)
-    call = _first_call(module)
+    call = first_call(module)
     invalid = call.deep_clone()
     object.__setattr__(invalid, "args", (object(),))  # generating its code raises
     pending = [
-        _pending(module, call, None),
-        _pending(module, call, invalid),
-        _pending(module, call, _with_k(call)),
+        pending_fix_at(module, call, None),
+        pending_fix_at(module, call, invalid),
+        pending_fix_at(module, call, _with_k(call)),
     ]
     caplog.set_level(logging.DEBUG, logger="ranklint.engine.fixing")
 
@@ -321,7 +298,7 @@ def _pairs(text: str) -> list[Finding]:
             i + 1,
             1,
             i + 3,
-            fix=_fix(Edit(1, i + 1, 1, i + 3, "b")),
+            fix=safe_fix(Edit(1, i + 1, 1, i + 3, "b")),
         )
         for i in range(len(text) - 1)
         if text[i : i + 2] == "aa"
@@ -348,7 +325,16 @@ def test_fix_text_does_not_count_a_fix_left_for_a_round_that_no_longer_needs_it(
 
 def test_fix_text_with_fixes_that_change_nothing_returns_the_text_and_no_fixed_finding() -> None:
     same = Finding(
-        "RNK999", "n", Severity.WARNING, "m", "t.py", 1, 1, 1, 2, fix=_fix(Edit(1, 1, 1, 2, "x"))
+        "RNK999",
+        "n",
+        Severity.WARNING,
+        "m",
+        "t.py",
+        1,
+        1,
+        1,
+        2,
+        fix=safe_fix(Edit(1, 1, 1, 2, "x")),
     )
 
     assert fix_text("x = 1\n", [same], _pairs, unsafe=False) == ("x = 1\n", [])
@@ -357,32 +343,26 @@ def test_fix_text_with_fixes_that_change_nothing_returns_the_text_and_no_fixed_f
 # -- plan_fixes and write_fixes -------------------------------------------------
 
 
-def _finding(path: Path, fix: Fix, *, message: str = "m") -> Finding:
-    return Finding(
-        "RNK103", "missing-root", Severity.WARNING, message, str(path), 1, 1, 1, 2, fix=fix
-    )
-
-
 _ADD = Edit(1, 8, 1, 8, ", 2")
 
 
 def _unreadable(folder: Path) -> tuple[Finding, bool]:
-    return _finding(folder / "a.py", _fix(_ADD)), True
+    return finding_with(folder / "a.py", safe_fix(_ADD)), True
 
 
 def _only_unsafe(folder: Path) -> tuple[Finding, bool]:
     path = write(folder / "a.py", "x = f(1)\n")
-    return _finding(path, Fix(Applicability.UNSAFE, "add", (_ADD,))), False
+    return finding_with(path, Fix(Applicability.UNSAFE, "add", (_ADD,))), False
 
 
 def _no_change(folder: Path) -> tuple[Finding, bool]:
     path = write(folder / "a.py", "x = f(1)\n")
-    return _finding(path, _fix(Edit(1, 1, 1, 2, "x"))), False
+    return finding_with(path, safe_fix(Edit(1, 1, 1, 2, "x"))), False
 
 
 def _breaks_the_syntax(folder: Path) -> tuple[Finding, bool]:
     path = write(folder / "a.py", "x = f(1)\n")
-    return _finding(path, _fix(Edit(1, 9, 1, 9, "(("))), True
+    return finding_with(path, safe_fix(Edit(1, 9, 1, 9, "(("))), True
 
 
 # Each makes a.py, a file plan_fixes leaves alone: its finding, and whether it is refused.
@@ -396,7 +376,7 @@ def test_plan_fixes_still_plans_the_files_after_one_it_leaves_alone(
     skipped, refused = left_alone(tmp_path)
     good = write(tmp_path / "b.py", "x = f(1)\n")
 
-    report = plan_fixes([skipped, _finding(good, _fix(_ADD))], Config(), unsafe=False)
+    report = plan_fixes([skipped, finding_with(good, safe_fix(_ADD))], Config(), unsafe=False)
 
     assert [(source.path, source.after) for source in report.sources] == [
         (str(good), "x = f(1, 2)\n")
@@ -407,7 +387,7 @@ def test_plan_fixes_still_plans_the_files_after_one_it_leaves_alone(
 def test_plan_fixes_refuses_an_unreadable_file_with_why(tmp_path: Path) -> None:
     missing = tmp_path / "a.py"
 
-    report = plan_fixes([_finding(missing, _fix(_ADD))], Config(), unsafe=False)
+    report = plan_fixes([finding_with(missing, safe_fix(_ADD))], Config(), unsafe=False)
 
     assert report.sources == []
     [(path, why)] = report.refused
@@ -426,7 +406,7 @@ def test_plan_fixes_relints_the_fixed_file_and_fixes_what_its_rules_find_there(
         "    dist.broadcast_object_list(objs)\n"
     )
     path = write(tmp_path / "a.py", text)
-    subgroup = _finding(path, _fix(Edit(5, 36, 5, 36, ", group=tp_group")), message="hand")
+    subgroup = finding_with(path, safe_fix(Edit(5, 36, 5, 36, ", group=tp_group")), message="hand")
 
     report = plan_fixes([subgroup], Config(), unsafe=False)
 
@@ -438,7 +418,7 @@ def test_plan_fixes_relints_the_fixed_file_and_fixes_what_its_rules_find_there(
 
 def _planned(folder: Path, name: str) -> tuple[Path, FixReport]:
     path = write(folder / name, "x = f(1)\n")
-    return path, plan_fixes([_finding(path, _fix(_ADD))], Config(), unsafe=False)
+    return path, plan_fixes([finding_with(path, safe_fix(_ADD))], Config(), unsafe=False)
 
 
 def test_write_fixes_still_writes_the_files_after_one_changed_on_disk(tmp_path: Path) -> None:
@@ -468,3 +448,14 @@ def test_write_fixes_refuses_a_file_it_cannot_write_with_why_and_writes_the_othe
     assert not deleted.exists()
     assert kept.read_text() == "x = f(1, 2)\n"
     assert [source.path for source in report.sources] == [str(kept)]
+
+
+def test_apply_fixes_breaks_a_tie_of_starts_by_where_the_last_edit_ends() -> None:
+    one_edit = safe_fix(Edit(1, 1, 1, 5, "W"))
+    # Its first edit ends sooner, but its last one later.
+    two_edits = safe_fix(Edit(1, 1, 1, 2, "X"), Edit(1, 6, 1, 7, "Y"))
+
+    fixed, done = apply_fixes("abcdefg", [two_edits, one_edit])
+
+    assert fixed == "Wefg"
+    assert done == [one_edit]

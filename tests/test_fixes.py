@@ -7,15 +7,11 @@ import libcst as cst
 import pytest
 
 from ranklint.engine.fixing import fixes_of
-from ranklint.findings import Applicability, Edit, Fix
+from ranklint.findings import Edit, Fix
 from ranklint.fixes import Lines, apply_fixes, smallest_edit
-from ranklint.rules import PendingFinding, PendingFix, rule_by_code
+from ranklint.rules import PendingFinding, rule_by_code
 from ranklint.rules.codemods import argument_holding, as_keyword, keyword_argument, with_argument
-
-
-def _fix(*edits: Edit, message: str = "m") -> Fix:
-    return Fix(Applicability.SAFE, message, edits)
-
+from tests.fix_cases import first_call, pending_fix_at, safe_fix
 
 # -- Lines ---------------------------------------------------------------------
 
@@ -72,7 +68,7 @@ def test_smallest_edit_does_not_share_a_character_twice() -> None:
     edit = smallest_edit(lines, 0, 2, "aaa")
 
     assert edit is not None
-    assert apply_fixes("aa", [_fix(edit)])[0] == "aaa"
+    assert apply_fixes("aa", [safe_fix(edit)])[0] == "aaa"
 
 
 def test_smallest_edit_across_lines_gives_line_and_column_of_each_end() -> None:
@@ -88,8 +84,8 @@ def test_smallest_edit_across_lines_gives_line_and_column_of_each_end() -> None:
 
 def test_apply_fixes_applies_non_overlapping_fixes_in_order() -> None:
     text = "ab\ncd\n"
-    first = _fix(Edit(1, 1, 1, 2, "A"))
-    second = _fix(Edit(2, 2, 2, 3, "D"))
+    first = safe_fix(Edit(1, 1, 1, 2, "A"))
+    second = safe_fix(Edit(2, 2, 2, 3, "D"))
 
     fixed, done = apply_fixes(text, [second, first])
 
@@ -98,9 +94,9 @@ def test_apply_fixes_applies_non_overlapping_fixes_in_order() -> None:
 
 
 def test_apply_fixes_leaves_an_overlapping_or_touching_fix_for_the_next_round() -> None:
-    first = _fix(Edit(1, 1, 1, 3, "X"))
-    overlapping = _fix(Edit(1, 2, 1, 4, "Y"))
-    touching = _fix(Edit(1, 3, 1, 3, "Z"))
+    first = safe_fix(Edit(1, 1, 1, 3, "X"))
+    overlapping = safe_fix(Edit(1, 2, 1, 4, "Y"))
+    touching = safe_fix(Edit(1, 3, 1, 3, "Z"))
 
     fixed, done = apply_fixes("abcd", [first, overlapping, touching])
 
@@ -109,8 +105,8 @@ def test_apply_fixes_leaves_an_overlapping_or_touching_fix_for_the_next_round() 
 
 
 def test_apply_fixes_applies_identical_fixes_once() -> None:
-    one = _fix(Edit(1, 2, 1, 2, "+"), message="one")
-    same = _fix(Edit(1, 2, 1, 2, "+"), message="two")
+    one = safe_fix(Edit(1, 2, 1, 2, "+"), message="one")
+    same = safe_fix(Edit(1, 2, 1, 2, "+"), message="two")
 
     fixed, done = apply_fixes("ab", [one, same])
 
@@ -119,7 +115,7 @@ def test_apply_fixes_applies_identical_fixes_once() -> None:
 
 
 def test_apply_fixes_applies_all_edits_of_one_fix() -> None:
-    fix = _fix(Edit(1, 1, 1, 1, "("), Edit(1, 3, 1, 3, ")"))
+    fix = safe_fix(Edit(1, 1, 1, 1, "("), Edit(1, 3, 1, 3, ")"))
 
     assert apply_fixes("ab", [fix]) == ("(ab)", [fix])
 
@@ -127,10 +123,10 @@ def test_apply_fixes_applies_all_edits_of_one_fix() -> None:
 @pytest.mark.parametrize(
     "fix",
     [
-        _fix(Edit(5, 1, 5, 1, "x")),  # a line the text does not have
-        _fix(Edit(1, 3, 1, 2, "x")),  # ends before it starts
-        _fix(Edit(1, 1, 1, 3, "x"), Edit(1, 2, 1, 2, "y")),  # its own edits overlap
-        _fix(),  # no edit
+        safe_fix(Edit(5, 1, 5, 1, "x")),  # a line the text does not have
+        safe_fix(Edit(1, 3, 1, 2, "x")),  # ends before it starts
+        safe_fix(Edit(1, 1, 1, 3, "x"), Edit(1, 2, 1, 2, "y")),  # its own edits overlap
+        safe_fix(),  # no edit
     ],
 )
 def test_apply_fixes_skips_a_fix_that_does_not_fit_the_text(fix: Fix) -> None:
@@ -210,24 +206,6 @@ def test_argument_holding_finds_the_argument_of_a_value_node() -> None:
 # -- the engine's edits --------------------------------------------------------
 
 
-def _pending(module: cst.Module, old: cst.CSTNode, new: cst.CSTNode) -> PendingFinding:
-    rule = rule_by_code("RNK103")
-    assert rule is not None
-    top = module.body[0]
-    return PendingFinding(rule, old, "m", None, top, PendingFix("fix it", old, new))
-
-
-def _first_call(module: cst.Module) -> cst.Call:
-    found: list[cst.Call] = []
-
-    class Calls(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            found.append(node)
-
-    module.visit(Calls())
-    return found[0]
-
-
 @pytest.mark.parametrize(
     ("text", "fixed"),
     [
@@ -244,8 +222,10 @@ def _first_call(module: cst.Module) -> cst.Call:
 )
 def test_fixes_of_turns_a_node_replacement_into_the_smallest_edit(text: str, fixed: str) -> None:
     module = cst.parse_module(text)
-    call = _first_call(module)
-    pending = _pending(module, call, with_argument(call, keyword_argument("k", cst.Integer("0"))))
+    call = first_call(module)
+    pending = pending_fix_at(
+        module, call, with_argument(call, keyword_argument("k", cst.Integer("0")))
+    )
 
     [fix] = fixes_of(module, text, [pending])
 
@@ -258,8 +238,8 @@ def test_fixes_of_turns_a_node_replacement_into_the_smallest_edit(text: str, fix
 def test_fixes_of_drops_a_fix_whose_node_text_is_not_where_positions_put_it() -> None:
     text = "x = f(a)\n"
     module = cst.parse_module(text)
-    call = _first_call(module)
-    pending = _pending(module, call, call.with_changes(args=()))
+    call = first_call(module)
+    pending = pending_fix_at(module, call, call.with_changes(args=()))
 
     [fix] = fixes_of(module, "x = g(a)\n", [pending])
 
@@ -269,24 +249,26 @@ def test_fixes_of_drops_a_fix_whose_node_text_is_not_where_positions_put_it() ->
 def test_fixes_of_gives_none_for_findings_without_a_fix_or_without_a_change() -> None:
     text = "x = f(a)\n"
     module = cst.parse_module(text)
-    call = _first_call(module)
+    call = first_call(module)
     rule = rule_by_code("RNK103")
     assert rule is not None
     plain = PendingFinding(rule, call, "m", None, module.body[0])
 
     assert fixes_of(module, text, [plain]) == [None]
-    assert fixes_of(module, text, [_pending(module, call, call)]) == [None]
+    assert fixes_of(module, text, [pending_fix_at(module, call, call)]) == [None]
 
 
 def test_fixes_of_drops_a_fix_whose_code_cannot_be_generated_and_keeps_the_others() -> None:
     text = "x = f(a)\ny = g(b)\n"
     module = cst.parse_module(text)
-    call = _first_call(module)
+    call = first_call(module)
     # An invalid replacement (set past libcst's validation): generating its code raises.
     invalid = call.deep_clone()
     object.__setattr__(invalid, "args", (object(),))
-    broken = _pending(module, call, invalid)
-    good = _pending(module, call, with_argument(call, keyword_argument("k", cst.Integer("0"))))
+    broken = pending_fix_at(module, call, invalid)
+    good = pending_fix_at(
+        module, call, with_argument(call, keyword_argument("k", cst.Integer("0")))
+    )
 
     fixes = fixes_of(module, text, [broken, good])
 

@@ -65,7 +65,8 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, list[Fix]]:
     Fixes whose edits are all the same are applied once.
     """
     lines = Lines(text)
-    spans: list[tuple[int, int, Fix]] = []
+    # Each fix: where its first edit starts and its last ends, its edits' offsets.
+    placed: list[tuple[int, int, list[tuple[int, int]], Fix]] = []
     seen: set[tuple[Edit, ...]] = set()
     for fix in fixes:
         if not fix.edits or fix.edits in seen:
@@ -80,22 +81,22 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, list[Fix]]:
         if any(start > end for start, end in offsets) or _overlapping(offsets):
             continue
         seen.add(fix.edits)  # pragma: no mutate (saves work: a repeat touches its original)
-        spans.append((offsets[0][0], offsets[-1][1], fix))
-    taken: list[tuple[int, int, Fix]] = []
-    for start, end, fix in sorted(spans, key=lambda item: (item[0], item[1])):
-        if taken and start <= taken[-1][1]:
+        placed.append((offsets[0][0], offsets[-1][1], offsets, fix))
+    taken: list[tuple[int, int, list[tuple[int, int]], Fix]] = []
+    for item in sorted(placed, key=lambda item: (item[0], item[1])):
+        if taken and item[0] <= taken[-1][1]:
             continue
-        taken.append((start, end, fix))
+        taken.append(item)
     pieces: list[str] = []
     cursor = 0  # pragma: no mutate (text[None:start] is text[0:start])
-    for _, _, fix in taken:
-        for edit in fix.edits:
-            start = lines.offset(edit.line, edit.col)
+    for _, _, offsets, fix in taken:
+        # One offset pair per edit (equivalent mutants of `strict`).
+        for (start, end), edit in zip(offsets, fix.edits, strict=True):  # pragma: no mutate
             pieces.append(text[cursor:start])
             pieces.append(edit.content)
-            cursor = lines.offset(edit.end_line, edit.end_col)
+            cursor = end
     pieces.append(text[cursor:])
-    return "".join(pieces), [fix for _, _, fix in taken]
+    return "".join(pieces), [fix for _, _, _, fix in taken]
 
 
 def _overlapping(offsets: Sequence[tuple[int, int]]) -> bool:

@@ -64,11 +64,7 @@ def resolve_positions(
     for statement in module.body:
         nodes = by_statement.get(statement)
         if nodes is not None:
-            # The footer follows the statement: keeping it would not move a position.
-            alone = module.with_changes(body=[statement], header=(), footer=())  # pragma: no mutate
-            local = _all_positions(alone)
-            for node in nodes:
-                positions[node] = _shifted(local[node], line - 1)
+            _place(module, statement, nodes, line, positions)
             remaining -= 1  # pragma: no mutate (stops code generation early only)
             if remaining == 0:  # statements after the last one with findings need no codegen
                 break
@@ -100,16 +96,29 @@ def _by_search(
         if offset < 0 or text.find(code, offset + 1) >= 0:  # pragma: no mutate
             return None
         line += _line_breaks(text[cursor:offset])
-        alone = module.with_changes(body=[statement], header=(), footer=())  # pragma: no mutate
-        local = _all_positions(alone)
-        for node in nodes:
-            positions[node] = _shifted(local[node], line - 1)
+        _place(module, statement, nodes, line, positions)
         cursor = offset + len(code)
         line += _line_breaks(code)
         remaining -= 1  # pragma: no mutate (stops the search early only)
         if remaining == 0:
             break
     return positions
+
+
+def _place(
+    module: cst.Module,
+    statement: cst.CSTNode,
+    nodes: list[cst.CSTNode],
+    line: int,
+    positions: dict[cst.CSTNode, CodeRange],
+) -> None:
+    """Add the positions of ``nodes`` of the module-level ``statement`` whose code
+    starts on ``line``: computed for the statement alone, then shifted there."""
+    # The footer follows the statement: keeping it would not move a position.
+    alone = module.with_changes(body=[statement], header=(), footer=())  # pragma: no mutate
+    local = _all_positions(alone)
+    for node in nodes:
+        positions[node] = _shifted(local[node], line - 1)
 
 
 def _whole_module(module: cst.Module) -> dict[cst.CSTNode, CodeRange]:

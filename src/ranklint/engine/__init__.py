@@ -201,16 +201,15 @@ class Linter:
             # Codes decided here, in this file's walk, are judged now; those of
             # project-phase rules once the project phase has run (their
             # suppression may serve a finding this walk cannot see).
-            walked = {rule for rule in rules if rule.code not in walker.failed_rules}
-            now = {rule.code for rule in walked if not rule.project}
-            later = {rule.code for rule in walked if rule.project}
-            for codes, judged_now in ((now, True), (later, False)):
-                codes -= {"RNK001", UNUSED_SUPPRESSION}
-                found = unused_suppressions(unused_rule, path, text, suppressions, used, codes)
-                if judged_now:
-                    result.findings.extend(finding for _, finding in found)
-                else:
-                    result.unused_candidates = found
+            walked = [rule for rule in rules if rule.code not in walker.failed_rules]
+            judged = {rule.code for rule in walked} - {"RNK001", UNUSED_SUPPRESSION}
+            now = {rule.code for rule in walked if not rule.project} & judged
+            later = {rule.code for rule in walked if rule.project} & judged
+            found = unused_suppressions(unused_rule, path, text, suppressions, used, now)
+            result.findings.extend(finding for _, finding in found)
+            result.unused_candidates = unused_suppressions(
+                unused_rule, path, text, suppressions, used, later
+            )
         result.findings.sort(key=Finding.sort_key)
         return result
 

@@ -20,8 +20,7 @@ def fix(args: argparse.Namespace, result: LintResult, config: Config, err: TextI
 
     report = plan_fixes(result.findings, config, unsafe=args.unsafe_fixes)
     write_fixes(report)
-    for path, reason in report.refused:
-        err.write(f"ranklint: error: {path}: not fixed: {reason}\n")
+    _refused(report.refused, "not fixed", err)
     if args.show_fixes:
         for source in report.sources:
             for finding in source.fixed:
@@ -29,13 +28,9 @@ def fix(args: argparse.Namespace, result: LintResult, config: Config, err: TextI
                 err.write(
                     f"fixed {finding.path}:{finding.line}:{finding.col}: {finding.code} {message}\n"
                 )
-    count, files = report.fixed, len(report.sources)
-    if count:
-        err.write(
-            f"ranklint: fixed {count} finding{'s' if count != 1 else ''} in {files} "
-            f"file{'s' if files != 1 else ''}\n"
-        )
-    return -1 if report.refused else count
+    if report.fixed:
+        err.write(f"ranklint: fixed {_in_files(report.fixed, len(report.sources))}\n")
+    return -1 if report.refused else report.fixed
 
 
 def diff(
@@ -48,13 +43,8 @@ def diff(
     for source in report.sources:
         out.write(source.diff())
     out.flush()
-    for path, reason in report.refused:
-        err.write(f"ranklint: error: {path}: not fixed: {reason}\n")
-    count, files = report.fixed, len(report.sources)
-    err.write(
-        f"ranklint: would fix {count} finding{'s' if count != 1 else ''} in {files} "
-        f"file{'s' if files != 1 else ''}\n"
-    )
+    _refused(report.refused, "not fixed", err)
+    err.write(f"ranklint: would fix {_in_files(report.fixed, len(report.sources))}\n")
     if report.refused or result.errors or result.missing:
         return EXIT_ERROR
     return EXIT_FINDINGS if report.sources else EXIT_OK
@@ -64,18 +54,14 @@ def add_noqa(result: LintResult, err: TextIO) -> int:
     from ranklint.faces.noqa import add_noqa
 
     report = add_noqa(result.findings)
-    files = len(report.files)
-    err.write(
-        f"ranklint: added {report.added} noqa comment{'s' if report.added != 1 else ''} "
-        f"to {files} file{'s' if files != 1 else ''}\n"
-    )
+    added = _plural(report.added, "noqa comment")
+    err.write(f"ranklint: added {added} to {_plural(len(report.files), 'file')}\n")
     for finding in report.unplaced:
         err.write(
             f"ranklint: warning: {finding.path}:{finding.line}: {finding.code} not suppressed: "
             "no line of it can end in a comment (a string or a backslash continuation)\n"
         )
-    for path, reason in report.refused:
-        err.write(f"ranklint: error: {path}: not edited: {reason}\n")
+    _refused(report.refused, "not edited", err)
     failed = report.refused or result.errors or result.missing
     return EXIT_ERROR if failed else EXIT_OK
 
@@ -89,23 +75,21 @@ def apply_baseline(args: argparse.Namespace, result: LintResult, err: TextIO) ->
     try:
         if args.write_baseline:
             replace_file(file, baseline.render(result.findings, folder).encode("utf-8"))
-            count = len(result.findings)
-            err.write(f"ranklint: recorded {count} finding{'s' if count != 1 else ''} in {file}\n")
+            err.write(f"ranklint: recorded {_plural(len(result.findings), 'finding')} in {file}\n")
             return result
         recorded = baseline.load(file)
         comparison = baseline.compare(result.findings, recorded, folder)
         if comparison.known:
             err.write(
-                f"ranklint: {comparison.known} finding{'s' if comparison.known != 1 else ''} "
-                f"recorded in {file} not shown\n"
+                f"ranklint: {_plural(comparison.known, 'finding')} recorded in {file} not shown\n"
             )
         stale = sum(comparison.stale.values())
         if stale and args.baseline_prune:
             replace_file(file, baseline.pruned(recorded, comparison.stale).encode("utf-8"))
-            err.write(f"ranklint: pruned {stale} stale record{'s' if stale != 1 else ''}\n")
+            err.write(f"ranklint: pruned {_plural(stale, 'stale record')}\n")
         elif stale:
             err.write(
-                f"ranklint: warning: {stale} record{'s' if stale != 1 else ''} of {file} no "
+                f"ranklint: warning: {_plural(stale, 'record')} of {file} no "
                 "longer match a finding (fixed, or the code changed); --baseline-prune "
                 "drops them\n"
             )
@@ -116,3 +100,18 @@ def apply_baseline(args: argparse.Namespace, result: LintResult, err: TextIO) ->
         err.write(f"ranklint: error: cannot write {file}: {exc.strerror}\n")
         return None
     return dataclasses.replace(result, findings=comparison.new)
+
+
+def _plural(count: int, noun: str) -> str:
+    """``1 file``, ``2 files``."""
+    return f"{count} {noun}{'s' if count != 1 else ''}"
+
+
+def _in_files(findings: int, files: int) -> str:
+    return f"{_plural(findings, 'finding')} in {_plural(files, 'file')}"
+
+
+def _refused(refused: list[tuple[str, str]], what: str, err: TextIO) -> None:
+    """One error line per file left alone, with why."""
+    for path, reason in refused:
+        err.write(f"ranklint: error: {path}: {what}: {reason}\n")

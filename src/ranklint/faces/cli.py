@@ -395,10 +395,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"ranklint: warning: {path}: skipped: {reason}\n")
     if result.files_checked == 0 and not result.missing and not result.skipped:
         err.write(f"ranklint: warning: no Python files to check in {', '.join(paths)}\n")
-    code = _report_and_exit_code(args, result, err)
-    if code == EXIT_OK and fixed and args.exit_non_zero_on_fix:
-        return EXIT_FINDINGS
-    return code
+    return _report_and_exit_code(args, result, err, fixed=fixed)
 
 
 def _show_settings(config: Config, paths: list[str], out: TextIO) -> int:
@@ -500,7 +497,7 @@ def _fix_stdin(
 
         after, fixed = fix_text(text, result.findings, relint, unsafe=args.unsafe_fixes)
     if args.diff:
-        if text is not None and after is not None and after != text:
+        if after != text:  # both None when undecodable
             out.write(FixedSource(name, text, after, fixed).diff())
         out.flush()
         return EXIT_FINDINGS if fixed else EXIT_OK
@@ -514,10 +511,7 @@ def _fix_stdin(
     out.flush()
     args_text = argparse.Namespace(**{**vars(args), "format": "text", "statistics": False})
     _write_findings(args_text, remaining, err)
-    code = _report_and_exit_code(args, remaining, err)
-    if code == EXIT_OK and fixed and args.exit_non_zero_on_fix:
-        return EXIT_FINDINGS
-    return code
+    return _report_and_exit_code(args, remaining, err, fixed=len(fixed))
 
 
 def _use_color(args: argparse.Namespace, out: TextIO) -> bool:
@@ -553,7 +547,11 @@ def _write_findings(args: argparse.Namespace, result: LintResult, out: TextIO) -
     out.flush()
 
 
-def _report_and_exit_code(args: argparse.Namespace, result: LintResult, err: TextIO) -> int:
+def _report_and_exit_code(
+    args: argparse.Namespace, result: LintResult, err: TextIO, *, fixed: int = 0
+) -> int:
+    """Report the errors and the summary; the exit code (``fixed``: findings fixed,
+    for ``--exit-non-zero-on-fix``)."""
     for path in result.missing:
         err.write(f"ranklint: error: {path}: no such file or directory\n")
     for error in result.errors:
@@ -568,6 +566,8 @@ def _report_and_exit_code(args: argparse.Namespace, result: LintResult, err: Tex
     if result.errors or result.missing:
         return EXIT_ERROR
     if result.findings and not args.exit_zero:
+        return EXIT_FINDINGS
+    if fixed and getattr(args, "exit_non_zero_on_fix", False):
         return EXIT_FINDINGS
     return EXIT_OK
 

@@ -142,10 +142,11 @@ to `ReduceOp`, no fix is offered (adding an import is left to the author).
         spelled = reduce_op_spelling(self.ctx, node)
         fix = None
         if spelled is not None:
+            value = cst.parse_expression(f"{spelled}.SUM")
             fix = PendingFix(
                 f"Write out the default: `op={spelled}.SUM`",
                 node,
-                with_argument(node, keyword_argument(spec.op.keyword, _dotted(f"{spelled}.SUM"))),
+                with_argument(node, keyword_argument(spec.op.keyword, value)),
             )
         self.report(
             node,
@@ -183,7 +184,3 @@ def reduce_op_spelling(ctx: FileContext, call: cst.Call) -> str | None:
             if imported[local] == module and names.lookup(local) == module:
                 return f"{local}.{suffix}"
     return None
-
-
-def _dotted(text: str) -> cst.BaseExpression:
-    return cst.parse_expression(text)
