@@ -131,6 +131,8 @@ def _run_quietly(function, argv: list[str]) -> tuple[int, str]:
     return code, out.getvalue()
 
 
+_LONE_CR = re.compile(r"\r(?!\n)")
+
 # The message of RNK507's whole-project check (a dimension no mesh of the project declares).
 _WHOLE_PROJECT = "is not declared by any mesh this project builds"
 
@@ -138,8 +140,10 @@ _WHOLE_PROJECT = "is not declared by any mesh this project builds"
 @settings(max_examples=max(5, settings().max_examples // 6))
 @given(st.lists(distributed_programs(), min_size=1, max_size=6))
 def test_cli_and_flake8_print_the_same_lines_for_generated_programs(sources: list[str]) -> None:
-    # flake8 runs plugins only on files Python itself parses.
-    sources = [s for s in sources if _parses(s)]
+    # flake8 runs plugins only on files Python itself parses. A lone carriage
+    # return as a line break crashes pycodestyle, which flake8 runs whatever is
+    # selected (`#\rB\n`: IndexError in its `_is_string_literal`).
+    sources = [s for s in sources if _parses(s) and not _LONE_CR.search(s)]
     assume(sources)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
