@@ -115,8 +115,13 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "cache": (("cache.py",), ("tests/test_cache.py",)),
     "source": (
-        ("source.py",),
-        ("tests/test_engine.py", "tests/test_adversarial.py", "tests/test_source_scan.py"),
+        ("source.py", "_process.py"),
+        (
+            "tests/test_engine.py",
+            "tests/test_adversarial.py",
+            "tests/test_source_scan.py",
+            "tests/test_own_process.py",
+        ),
     ),
     "engine": (
         (

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import ast
 import codecs
+import contextlib
 import io
 import itertools
 import re
 import sys
 import tokenize
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import libcst as cst
+
+from ranklint._process import owned
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,9 @@ def parse_source(text: str) -> cst.Module:
     checked = may_pass_nesting_limits(text)
     cpython_error = _cpython_error(text) if checked else None
     try:
+        if owned():
+            with _trusted_parse(text):
+                return cst.parse_module(text)
         return cst.parse_module(text)
     except (cst.CSTValidationError, cst.ParserSyntaxError) as exc:
         if not checked:
@@ -103,6 +110,41 @@ def parse_source(text: str) -> cst.Module:
         else:
             line, col = exc.raw_line, exc.raw_column + 1
         raise SourceError(f"syntax error: {detail}", line, col) from None
+
+
+# libcst validates every node it builds (``CSTNode.__post_init__`` calls
+# ``_validate``): a guard for trees built by hand, which its parser's trees pass by
+# construction (libcst's own comment there says as much), at about 15% of a parse.
+# In ranklint's own processes (nothing else runs there) a parse switches it off
+# while it builds the tree, except for names in non-ASCII text: libcst's tokenizer
+# knows newer Unicode than the interpreter, and the check of names
+# (``str.isidentifier``) is what turns such code into the interpreter's error.
+_VALIDATING_POST_INIT = vars(cst.CSTNode).get("__post_init__")
+
+
+def _no_validation(node: cst.CSTNode) -> None:
+    """``CSTNode.__post_init__`` while a trusted parse of ASCII text builds a tree."""
+
+
+def _names_validated(node: cst.CSTNode) -> None:
+    """``CSTNode.__post_init__`` while a trusted parse of other text builds a tree."""
+    if type(node) is cst.Name:
+        node._validate()
+
+
+@contextlib.contextmanager
+def _trusted_parse(text: str) -> Iterator[None]:
+    """Within this block, the nodes libcst builds for ``text`` are checked only as far
+    as its parser does not already check them."""
+    if _VALIDATING_POST_INIT is None:  # a libcst that validates elsewhere: leave it be
+        yield
+        return
+    skipped = _no_validation if text.isascii() else _names_validated
+    cst.CSTNode.__post_init__ = skipped  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        cst.CSTNode.__post_init__ = _VALIDATING_POST_INIT  # type: ignore[method-assign]
 
 
 # Signs, cheap to find (``str`` methods and one regex, all in C: a few percent

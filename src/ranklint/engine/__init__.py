@@ -15,6 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import libcst as cst
 
+from ranklint._process import claim_process, collector_paused
 from ranklint.analysis.context import FileContext
 from ranklint.analysis.events import Site
 from ranklint.analysis.project import ProjectFacts
@@ -116,20 +117,21 @@ class Linter:
         return result
 
     def _guarded_lint_source(self, source: str | bytes, path: str) -> FileResult:
-        try:
-            return self._lint_source(source, path)
-        except RecursionError:
-            return self._parse_error(path, "nesting too deep to analyse", 1, 1)
-        except Exception as exc:  # never lose the run to one file
-            logger.debug("engine failed on %s", path, exc_info=True)
-            return FileResult(
-                path,
-                errors=[
-                    InternalError(
-                        path, "engine", f"{type(exc).__name__}: {exc}", traceback.format_exc()
-                    )
-                ],
-            )
+        with collector_paused():
+            try:
+                return self._lint_source(source, path)
+            except RecursionError:
+                return self._parse_error(path, "nesting too deep to analyse", 1, 1)
+            except Exception as exc:  # never lose the run to one file
+                logger.debug("engine failed on %s", path, exc_info=True)
+                return FileResult(
+                    path,
+                    errors=[
+                        InternalError(
+                            path, "engine", f"{type(exc).__name__}: {exc}", traceback.format_exc()
+                        )
+                    ],
+                )
 
     def _lint_source(self, source: str | bytes, path: str) -> FileResult:
         rules = self.rules_for(path)
@@ -446,6 +448,7 @@ _worker_cache: Cache | None = None
 
 def _init_worker(config: Config, cache: Cache | None) -> None:
     global _worker_linter, _worker_cache
+    claim_process()
     _worker_linter = Linter(config)
     _worker_cache = cache
 

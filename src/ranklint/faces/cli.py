@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ranklint import __version__
+from ranklint._process import own_process
 from ranklint.api import LintResult, config_groups, config_start, lint_paths, project_root
 from ranklint.cache import CACHE_DIR_NAME, default_cache_dir
 from ranklint.config import Config, ConfigError, load_config
@@ -213,7 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         if args.command == "check":
-            return _check(args, sys.stdout, sys.stderr)
+            with own_process():
+                return _check(args, sys.stdout, sys.stderr)
         if args.command == "rule":
             return _rule(args, sys.stdout, sys.stderr)
         if args.command == "clean":
