@@ -1,6 +1,7 @@
 """The speed benchmark: ranklint against the libcst parse floor and peer linters.
 
     python bench/run.py [--full] [--repeat N] [--skip-peers] [--baseline-python PY] [--out FILE]
+                        [--project DIR ...] [--project-repeat N]
 
 Builds a corpus offline from the installed torch package (``torch/distributed``,
 ``torch/nn``, ``torch/optim``; ``--full``: all of torch) plus this repository's
@@ -18,6 +19,13 @@ can be touched. Then times whole processes, side by side in one run, each
    own under ``.cache/bench``: it pins libcst < 1.6), flake8 with its default
    checks (its own environment too, so that no plugin runs), ruff with its
    defaults.
+
+With ``--project DIR`` (repeatable; for example every project of the review
+corpus, ``.cache/corpus/src/*``), each project is also checked whole, cold,
+with all cores, in ``--project-repeat`` rounds (default 1), and a second table
+gives its size, seconds per MB of Python, the peak memory of its largest
+process, and the largest project's seconds per MB against the median of the
+others (the speed issue's "no serial tail" target).
 
 With ``--baseline-python PY`` (the interpreter of another ranklint checkout,
 for example one made with ``git worktree add ../base HEAD~1``), rows 2-4 are
@@ -139,6 +147,14 @@ def main() -> int:
         type=Path,
         help="interpreter of another ranklint checkout, timed side by side",
     )
+    parser.add_argument(
+        "--project",
+        type=Path,
+        action="append",
+        default=[],
+        help="a project folder also checked whole, cold (repeatable)",
+    )
+    parser.add_argument("--project-repeat", type=int, default=1)
     args = parser.parse_args()
 
     corpus, files = build_corpus(args.full)
@@ -237,10 +253,52 @@ def main() -> int:
         touched.write_bytes(original)
 
     report = render(rows, len(files), args, cores)
+    if args.project:
+        report += "\n" + projects(args.project, args.project_repeat, ranklint, cores)
     print(report)
     if args.out is not None:
         args.out.write_text(report)
     return 0
+
+
+def projects(folders: list[Path], repeat: int, ranklint: list[str], cores: int) -> str:
+    """Each project checked whole, cold, with all cores: a table of seconds per MB and
+    peak memory, and the largest project's seconds per MB against the others'."""
+    sized = []
+    for folder in folders:
+        sources = [p for p in folder.rglob("*.py") if p.is_file()]
+        megabytes = sum(p.stat().st_size for p in sources) / 1e6
+        row = Row(folder.name, files=len(sources))
+        for _ in range(repeat):
+            result = measure([*ranklint, "--no-cache", "-j", str(cores), "."], folder.resolve())
+            row.seconds.append(float(result["seconds"]))  # type: ignore[arg-type]
+            row.peak_kib = max(row.peak_kib, int(result["peak_kib"]))  # type: ignore[call-overload]
+            if result["code"] not in (0, 1):
+                row.note = f"exit {result['code']}: {str(result['stderr']).strip()[-120:]}"
+        sized.append((row, megabytes))
+        print(f"project {folder.name} done", file=sys.stderr)
+    lines = [
+        f"Projects, each checked whole: `ranklint check --select ALL --no-cache -j {cores}`, "
+        f"median of {repeat} round(s).",
+        "",
+        "| project | Python files | MB of Python | median s | s/MB | peak RSS MiB | note |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for row, megabytes in sorted(sized, key=lambda item: item[1]):
+        lines.append(
+            f"| {row.name} | {row.files:,} | {megabytes:.1f} | {row.median:.1f} | "
+            f"{row.median / megabytes:.2f} | {row.peak_kib / 1024:.0f} | {row.note} |"
+        )
+    if len(sized) > 1:
+        largest, largest_mb = max(sized, key=lambda item: item[1])
+        others = [row.median / mb for row, mb in sized if row is not largest]
+        ratio = (largest.median / largest_mb) / statistics.median(others)
+        lines += [
+            "",
+            f"Largest project ({largest.name}): s/MB / median of the others' = {ratio:.2f} "
+            f"(target <= 1.25); peak RSS {largest.peak_kib / 1024:.0f} MiB (target < 300).",
+        ]
+    return "\n".join(lines) + "\n"
 
 
 def render(rows: dict[str, Row], nfiles: int, args: argparse.Namespace, cores: int) -> str:
