@@ -32,6 +32,12 @@ def every_node_with_its_top_statement(module: cst.Module):
     return pairs
 
 
+def parsed(source: str):
+    """The module of ``source``, and libcst's positions of all its nodes."""
+    module = cst.parse_module(source)
+    return module, MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+
 def nodes_in_nested_statements(module: cst.Module):
     """(node, top-level statement) for the nodes inside statements nested in a
     top-level one (an ``elif`` counts as part of its ``if``): the ones placed
@@ -66,8 +72,7 @@ def nodes_in_nested_statements(module: cst.Module):
 
 
 def assert_same_positions(source: str) -> None:
-    module = cst.parse_module(source)
-    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, reference = parsed(source)
     pairs = every_node_with_its_top_statement(module)
 
     fast = resolve_positions(module, pairs, whole_module_share=1.0)
@@ -150,8 +155,7 @@ _TWO_STATEMENTS = "import os\nx = os.sep\n"
 
 
 def test_node_without_known_top_statement_gets_whole_module_positions() -> None:
-    module = cst.parse_module(_TWO_STATEMENTS)
-    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, reference = parsed(_TWO_STATEMENTS)
     target = module.body[1]
 
     found = resolve_positions(module, [(target, None)])
@@ -160,8 +164,7 @@ def test_node_without_known_top_statement_gets_whole_module_positions() -> None:
 
 
 def test_findings_in_most_statements_resolve_every_node_like_the_whole_module() -> None:
-    module = cst.parse_module(_TWO_STATEMENTS)
-    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, reference = parsed(_TWO_STATEMENTS)
     pairs = every_node_with_its_top_statement(module)
 
     found = resolve_positions(module, pairs)  # every statement: the whole-module path
@@ -180,8 +183,7 @@ def test_positions_come_from_the_metadata_wrapper_when_the_provider_keeps_them_e
             del self._computed
 
     monkeypatch.setattr("ranklint.positions.PositionProvider", ElsewhereProvider)
-    module = cst.parse_module(_TWO_STATEMENTS)
-    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, reference = parsed(_TWO_STATEMENTS)
     pairs = every_node_with_its_top_statement(module)
 
     found = resolve_positions(module, pairs)
@@ -201,8 +203,7 @@ def test_positions_come_from_the_metadata_wrapper_when_the_provider_keeps_them_e
 def test_statement_whose_code_is_repeated_is_placed_right_with_the_text(
     source: str, index: int
 ) -> None:
-    module = cst.parse_module(source)
-    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, reference = parsed(source)
     target = module.body[index]
 
     found = resolve_positions(module, [(target, target)], text=source, whole_module_share=1.0)
@@ -214,17 +215,9 @@ def test_statements_after_a_repeated_one_are_placed_by_the_search(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     source = "x = 1\nx = 1\n\n\ndef g():\n    return 2\n"
-    module = cst.parse_module(source)
-    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, reference = parsed(source)
     target = module.body[2]
-    generated: list[cst.CSTNode] = []
-    real = cst.Module.code_for_node
-
-    def spy(self: cst.Module, node: cst.CSTNode) -> str:
-        generated.append(node)
-        return real(self, node)
-
-    monkeypatch.setattr(cst.Module, "code_for_node", spy)
+    generated = spy_on_generated_code(monkeypatch)
 
     found = resolve_positions(module, [(target, target)], text=source, whole_module_share=1.0)
 
@@ -282,8 +275,7 @@ def class_nodes(module: cst.Module) -> tuple[cst.ClassDef, dict[str, cst.CSTNode
 def test_node_in_a_nested_statement_is_placed_without_positions_of_its_class(
     monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
-    module = cst.parse_module(_CLASS)
-    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, reference = parsed(_CLASS)
     trainer, nodes = class_nodes(module)
     placed = spy_on_whole_statements(monkeypatch)
 
@@ -309,8 +301,7 @@ def spy_on_statements_placed_alone(monkeypatch: pytest.MonkeyPatch) -> list[cst.
 def test_node_in_an_elif_test_is_placed_through_the_if_before_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    module = cst.parse_module(_CLASS)
-    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, reference = parsed(_CLASS)
     trainer, nodes = class_nodes(module)
     placed = spy_on_whole_statements(monkeypatch)
     rendered = spy_on_statements_placed_alone(monkeypatch)
@@ -330,8 +321,7 @@ def test_node_in_an_elif_test_is_placed_through_the_if_before_it(
 def test_nested_statement_whose_code_recurs_is_placed_through_the_statement_holding_it(
     monkeypatch: pytest.MonkeyPatch, name: str, through: str
 ) -> None:
-    module = cst.parse_module(_CLASS)
-    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, reference = parsed(_CLASS)
     trainer, nodes = class_nodes(module)
     rendered = spy_on_statements_placed_alone(monkeypatch)
     placed = spy_on_whole_statements(monkeypatch)
@@ -348,8 +338,7 @@ def test_nested_statement_whose_enclosing_statements_all_recur_is_placed_with_it
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     source = "class C:\n    def f(self):\n        return 0\n\n    def f(self):\n        return 0\n"
-    module = cst.parse_module(source)
-    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, reference = parsed(source)
     klass = module.body[0]
     first = klass.body.body[0].body.body[0]
     placed = spy_on_whole_statements(monkeypatch)
@@ -363,8 +352,7 @@ def test_nested_statement_whose_enclosing_statements_all_recur_is_placed_with_it
 def test_nested_statements_past_the_limit_are_placed_with_their_whole_class(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    module = cst.parse_module(_CLASS)
-    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, reference = parsed(_CLASS)
     trainer, nodes = class_nodes(module)
     wanted = [nodes["self.path = os.sep"], nodes["return 1"], nodes["y = (1, 2)"]]
     placed = spy_on_whole_statements(monkeypatch)
@@ -383,8 +371,7 @@ def test_nested_statements_past_the_limit_are_placed_with_their_whole_class(
 
 def test_statement_after_a_class_placed_through_its_nested_statements_is_placed_right() -> None:
     source = _CLASS + "\n\nx = os.sep\n"
-    module = cst.parse_module(source)
-    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, reference = parsed(source)
     trainer, nodes = class_nodes(module)
     after = module.body[2]
 
@@ -398,8 +385,7 @@ def test_statement_after_a_class_placed_through_its_nested_statements_is_placed_
 def test_nested_statement_is_placed_with_its_class_by_a_libcst_without_the_position_state(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    module = cst.parse_module(_CLASS)
-    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, reference = parsed(_CLASS)
     trainer, nodes = class_nodes(module)
     monkeypatch.setattr(positions_module, "PositionProvidingCodegenState", None)
     placed = spy_on_whole_statements(monkeypatch)
@@ -427,8 +413,7 @@ def test_statement_whose_code_ends_the_statement_placed_before_it_is_searched_pa
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     source = "def f():\n    x = 1\nx = 1\n"
-    module = cst.parse_module(source)
-    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, reference = parsed(source)
     first, second = module.body
     generated = spy_on_generated_code(monkeypatch)
 
@@ -445,8 +430,7 @@ def test_statement_whose_code_ends_a_nested_statement_placed_before_it_is_search
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     source = "class C:\n    def f(self):\n        z = 1; y = 2\ny = 2\n"
-    module = cst.parse_module(source)
-    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, reference = parsed(source)
     klass, after = module.body
     nested = klass.body.body[0].body.body[0]
     generated = spy_on_generated_code(monkeypatch)
@@ -465,8 +449,7 @@ def test_nested_statement_whose_code_came_in_an_earlier_placed_statement_is_plac
 ) -> None:
     method = "    def f(self):\n        return 1\n"
     source = f"class B:\n{method}\n\nclass C:\n{method}"
-    module = cst.parse_module(source)
-    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, reference = parsed(source)
     first, second = module.body
     in_first = first.body.body[0].body.body[0]
     in_second = second.body.body[0].body.body[0]
@@ -484,8 +467,7 @@ def test_nested_statement_whose_code_came_in_an_earlier_placed_statement_is_plac
 def test_nodes_in_two_nested_statements_are_both_placed_alone(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    module = cst.parse_module(_CLASS)
-    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, reference = parsed(_CLASS)
     trainer, nodes = class_nodes(module)
     wanted = [nodes["self.path = os.sep"], nodes["tuple"]]
     placed = spy_on_whole_statements(monkeypatch)
@@ -499,8 +481,7 @@ def test_nodes_in_two_nested_statements_are_both_placed_alone(
 def test_node_of_the_module_level_statement_itself_places_the_whole_statement(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    module = cst.parse_module(_CLASS)
-    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, reference = parsed(_CLASS)
     trainer, nodes = class_nodes(module)
     wanted = [trainer.name, nodes["return 1"]]
     placed = spy_on_whole_statements(monkeypatch)
@@ -515,8 +496,7 @@ def test_node_in_a_block_indented_unlike_the_module_is_placed_alone(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     source = "def f():\n    if x:\n      y = 1\n    match y:\n      case 1:\n          z = 2\n"
-    module = cst.parse_module(source)
-    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, reference = parsed(source)
     function = module.body[0]
     branch, match = function.body.body
     wanted = [branch.body.body[0], match.cases[0].body.body[0]]
