@@ -234,10 +234,10 @@ def _positions_alone(
     """The code of a nested ``statement`` in its block's indentation, and the
     positions of its nodes counted from its first line; ``None`` with a libcst
     whose position provider works differently."""
-    provider = PositionProvider()
-    computed = vars(provider).get("_computed")  # pragma: no mutate
-    if not isinstance(computed, dict) or PositionProvidingCodegenState is None:
+    fresh = _provider()
+    if fresh is None or PositionProvidingCodegenState is None:
         return None
+    provider, computed = fresh
     state = PositionProvidingCodegenState(
         default_indent=module.default_indent,
         default_newline=module.default_newline,
@@ -270,13 +270,21 @@ def _whole_module(module: cst.Module) -> dict[cst.CSTNode, CodeRange]:
 
 def _all_positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
     """libcst's PositionProvider positions of every node of ``module``."""
-    provider = PositionProvider()
     # Either path gives the same positions; the provider alone is only faster.
-    computed = vars(provider).get("_computed")  # pragma: no mutate
-    if not isinstance(computed, dict):  # a libcst whose provider keeps them elsewhere
+    fresh = _provider()  # pragma: no mutate
+    if fresh is None:
         return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    provider, computed = fresh
     provider._gen_impl(module)
     return computed
+
+
+def _provider() -> tuple[PositionProvider, dict[cst.CSTNode, CodeRange]] | None:
+    """A new PositionProvider and the dict it fills; ``None`` with a libcst whose
+    provider keeps its positions elsewhere (then it runs only through the wrapper)."""
+    provider = PositionProvider()
+    computed = vars(provider).get("_computed")  # pragma: no mutate
+    return (provider, computed) if isinstance(computed, dict) else None
 
 
 def _line_breaks(code: str) -> int:
