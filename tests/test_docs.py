@@ -132,7 +132,7 @@ def test_rule_index_lists_each_rule_with_a_link_and_its_default() -> None:
     assert lines[0] == "# Rules"
     assert "| code | name | severity | default | fix | summary |" in lines
     rule = next(
-        rule for rule in all_rules() if not rule.default_enabled and rule.fix_applicability is None
+        rule for rule in all_rules() if not rule.default_enabled and not rule.fix_applicability
     )
     row = (
         f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.severity.value} | off "
@@ -142,15 +142,22 @@ def test_rule_index_lists_each_rule_with_a_link_and_its_default() -> None:
     assert index.endswith(" |\n")
 
 
-@pytest.mark.parametrize(("code", "kind"), [("RNK103", "safe"), ("RNK110", "unsafe")])
-def test_rule_index_and_page_name_the_fix_safety(code: str, kind: str) -> None:
+@pytest.mark.parametrize(
+    ("code", "kind", "said"),
+    [
+        ("RNK106", "safe", "safe"),
+        ("RNK110", "unsafe", "unsafe"),
+        ("RNK103", "safe, unsafe", "safe or unsafe"),
+    ],
+)
+def test_rule_index_and_page_name_the_fix_safety(code: str, kind: str, said: str) -> None:
     rule = next(rule for rule in all_rules() if rule.code == code)
 
     index = render_index(all_rules()).splitlines()
     page = render_rule(rule)
 
     assert any(line.startswith(f"| [{code}]") and f"| {kind} |" in line for line in index)
-    assert f"## Fix safety\n\nFix: {kind}.\n" in page
+    assert f"## Fix safety\n\nFix: {said}.\n" in page
     before, after = rule.fix_examples()[0]
     assert f"Before `--fix`:\n\n```python\n{before.rstrip()}\n```" in page
     assert f"After:\n\n```python\n{after.rstrip()}\n```" in page

@@ -16,17 +16,20 @@ from ranklint.findings import Applicability, Edit, Fix
 from tests.conftest import write
 from tests.fix_cases import finding_with
 
-# RNK103 on a subgroup (a safe fix) and RNK110 (an unsafe one), in one file.
+# RNK103 on the default group (a safe fix) and RNK110 (an unsafe one), in one file.
 SOURCE = """
 import torch.distributed as dist
 
 
-def share(objs, tp_group, state, cp_group):
-    dist.broadcast_object_list(objs, group=tp_group)
+def share(objs):
+    dist.broadcast_object_list(objs)
+
+
+def chain(state, cp_group):
     for i in range(dist.get_world_size(cp_group)):
         dist.broadcast(state, src=i, group=cp_group)
 """
-SAFE_FIXED = SOURCE.replace("group=tp_group)", "group=tp_group, src=0)")
+SAFE_FIXED = SOURCE.replace("list(objs)", "list(objs, src=0)")
 ALL_FIXED = SAFE_FIXED.replace("src=i,", "group_src=i,")
 
 
@@ -95,8 +98,8 @@ def test_diff_prints_a_unified_diff_writes_nothing_and_exits_1(project: Path, ru
     assert (project / "train.py").read_text() == _source(SOURCE)
     assert run.code == 1
     assert run.out.startswith("--- train.py\n+++ train.py\n@@ ")
-    assert "-    dist.broadcast_object_list(objs, group=tp_group)\n" in run.out
-    assert "+    dist.broadcast_object_list(objs, group=tp_group, src=0)\n" in run.out
+    assert "-    dist.broadcast_object_list(objs)\n" in run.out
+    assert "+    dist.broadcast_object_list(objs, src=0)\n" in run.out
     assert "group_src" not in run.out
     assert "ranklint: would fix 1 finding in 1 file\n" in run.err
 
@@ -162,7 +165,7 @@ def test_fix_of_stdin_prints_the_fixed_source_and_the_rest_on_stderr(
     run = run_cli("check", "--fix", "-", "--stdin-filename", "train.py")
 
     assert run.out == _source(SAFE_FIXED)
-    assert "train.py:7:35: RNK110" in run.err
+    assert "train.py:10:35: RNK110" in run.err
     assert run.code == 1
 
 
@@ -186,8 +189,8 @@ def test_json_output_carries_the_fix_edits(project: Path, run_cli) -> None:
         "edits": [
             {
                 "content": ", src=0",
-                "location": {"row": 5, "column": 52},
-                "end_location": {"row": 5, "column": 52},
+                "location": {"row": 5, "column": 36},
+                "end_location": {"row": 5, "column": 36},
             }
         ],
     }
@@ -211,9 +214,9 @@ def test_sarif_output_carries_the_fix_as_a_replacement(project: Path, run_cli) -
                         {
                             "deletedRegion": {
                                 "startLine": 5,
-                                "startColumn": 52,
+                                "startColumn": 36,
                                 "endLine": 5,
-                                "endColumn": 52,
+                                "endColumn": 36,
                             },
                             "insertedContent": {"text": ", src=0"},
                         }

@@ -399,20 +399,21 @@ def test_plan_fixes_refuses_an_unreadable_file_with_why(tmp_path: Path) -> None:
 def test_plan_fixes_relints_the_fixed_file_and_fixes_what_its_rules_find_there(
     tmp_path: Path,
 ) -> None:
-    # The hand-made fix puts a broadcast on a subgroup; RNK103 then writes its root out.
+    # The hand-made fix puts a broadcast on the default group; RNK103 then writes
+    # its root out (on the subgroup it offered only an unsafe fix).
     text = (
         "import torch.distributed as dist\n\n\n"
         "def share(objs, tp_group):\n"
-        "    dist.broadcast_object_list(objs)\n"
+        "    dist.broadcast_object_list(objs, group=tp_group)\n"
     )
     path = write(tmp_path / "a.py", text)
-    subgroup = finding_with(path, safe_fix(Edit(5, 36, 5, 36, ", group=tp_group")), message="hand")
+    default = finding_with(path, safe_fix(Edit(5, 36, 5, 52, "")), message="hand")
 
-    report = plan_fixes([subgroup], Config(), unsafe=False)
+    report = plan_fixes([default], Config(), unsafe=False)
 
     [source] = report.sources
-    assert source.after == text.replace("(objs)", "(objs, group=tp_group, src=0)")
-    assert source.fixed[0] == subgroup
+    assert source.after == text.replace("(objs, group=tp_group)", "(objs, src=0)")
+    assert source.fixed[0] == default
     assert [(f.code, f.path) for f in source.fixed[1:]] == [("RNK103", str(path))]
 
 

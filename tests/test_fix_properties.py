@@ -22,15 +22,15 @@ hypothesmith = pytest.importorskip("hypothesmith", reason="hypothesmith is a tes
 ALL = Config(select=("ALL",))
 PATH = "generated.py"
 
-# Module-level snippets with findings that have safe fixes (RNK103 on a subgroup,
-# RNK106 in the import forms, RNK002 in both comment styles).
+# Module-level snippets with findings that have safe fixes (RNK103 on the default
+# group, RNK106 in the import forms, RNK002 in both comment styles).
 FIXABLE_SNIPPETS = (
-    "import torch.distributed as dist\n\n\ndef share(objs, tp_group):\n"
-    "    dist.broadcast_object_list(objs, group=tp_group)\n",
+    "import torch.distributed as dist\n\n\ndef share(objs):\n"
+    "    dist.broadcast_object_list(objs)\n",
     "import torch.distributed as dist\n\n\ndef total(t):\n"
     "    dist.all_reduce(\n        t,\n    )\n",
     "from torch.distributed import ReduceOp, reduce\nreduce(t, 0)\n",
-    "import torch\ntorch.distributed.gather_object(o, out, group=dp_group)\n",
+    "import torch\ntorch.distributed.gather_object(o, out, group=None)\n",
     "x = 1  # noqa: RNK103, E501\n",
     "y = 2  # ranklint: ignore[RNK106]  # why\n",
 )
@@ -115,7 +115,8 @@ def test_snippets_alone_are_all_fixed() -> None:
     fixed_text, fixed = fix_text(source, findings, _relint(PATH), unsafe=False)
 
     assert Counter(f.code for f in fixed) == Counter({"RNK106": 2, "RNK103": 2, "RNK002": 2})
-    assert "dist.broadcast_object_list(objs, group=tp_group, src=0)" in fixed_text
+    assert "dist.broadcast_object_list(objs, src=0)" in fixed_text
+    assert "torch.distributed.gather_object(o, out, group=None, dst=0)" in fixed_text
     assert "reduce(t, 0, op=ReduceOp.SUM)" in fixed_text
     assert "        op=dist.ReduceOp.SUM,\n" in fixed_text
     assert "x = 1  # noqa: E501\n" in fixed_text

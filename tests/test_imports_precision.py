@@ -314,9 +314,10 @@ def test_wildcard_in_a_package_init_whose_code_reads_an_unbound_name_is_reported
     assert codes_by_line(source, "pkg/loss/__init__.py", select=WILDCARD) == [(1, "RNK301")]
 
 
-def test_wildcard_in_any_module_that_reads_none_of_its_names_is_not_reported() -> None:
+def test_wildcard_outside_an_init_reading_none_of_its_names_says_it_imports_nothing() -> None:
     # A test module that imports another suite's tests for pytest to collect,
-    # and a script that imports a package for the classes it registers.
+    # and a script that imports a package for the classes it registers:
+    # pyflakes (F403) and ruff report these too.
     source = """
     from litgpt.constants import _THUNDER_AVAILABLE
 
@@ -326,8 +327,11 @@ def test_wildcard_in_any_module_that_reads_none_of_its_names_is_not_reported() -
         print("thunder not available")
     """
 
-    assert codes_by_line(source, "tests/test_thunder_networks.py", select=WILDCARD) == []
-    assert codes_by_line(source, "scripts/run.py", select=WILDCARD) == []
+    for path in ("tests/test_thunder_networks.py", "scripts/run.py"):
+        findings = lint_source(textwrap.dedent(source), path, Config(select=WILDCARD)).findings
+        assert [(f.code, f.line) for f in findings] == [("RNK301", 5)]
+        assert "imports nothing this module uses" in findings[0].message
+        assert findings[0].fix is None
 
 
 def test_wildcard_in_a_module_whose_code_reads_an_unbound_name_is_reported() -> None:
@@ -345,7 +349,7 @@ def test_wildcard_in_a_module_whose_code_reads_an_unbound_name_is_reported() -> 
 @pytest.mark.parametrize(
     "body",
     [
-        "print(x, end='')\nx = 1",  # `end=` is a keyword, not a read
+        "x = 1\nprint(x, end='')",  # `end=` is a keyword, not a read
         "import numpy as np\nnp.zeros(1)",
         "import os.path\nos.sep",
         "from os import path as p\np.join('a')",
@@ -355,7 +359,7 @@ def test_wildcard_in_a_module_whose_code_reads_an_unbound_name_is_reported() -> 
         "counter += 1\ncounter",
         "if (y := 2):\n    y",
         "for i in range(3):\n    i",
-        "def f():\n    global g\n    return g",
+        "def f():\n    global g\n    g = 1\n    return g",
         "def outer():\n    v = 1\n    def inner():\n        nonlocal v\n        return v",
         "match point:\n    case [first, *rest]:\n        first, rest\n    case _:\n        pass",
         "a, b = 1, 2\na, b",
@@ -364,13 +368,16 @@ def test_wildcard_in_a_module_whose_code_reads_an_unbound_name_is_reported() -> 
         "[item for item in range(3)]",
     ],
 )
-def test_wildcard_is_not_reported_when_every_name_read_is_bound_by_the_module(body: str) -> None:
+def test_wildcard_reads_nothing_when_every_name_read_is_bound_by_the_module(body: str) -> None:
     source = f"from pkg.names import *\npoint = None\n{body}\n"
 
-    result = lint_source(source, "scripts/run.py", Config(select=WILDCARD))
+    in_init = lint_source(source, "pkg/__init__.py", Config(select=WILDCARD))
+    in_module = lint_source(source, "scripts/run.py", Config(select=WILDCARD))
 
-    assert result.errors == []
-    assert [f.code for f in result.findings] == []
+    assert in_init.errors == in_module.errors == []
+    assert [f.code for f in in_init.findings] == []
+    assert [f.code for f in in_module.findings] == ["RNK301"]
+    assert "imports nothing this module uses" in in_module.findings[0].message
 
 
 @pytest.mark.parametrize(
@@ -382,14 +389,19 @@ def test_wildcard_is_not_reported_when_every_name_read_is_bound_by_the_module(bo
         "from os import path\nos.sep",  # `from os import path` does not bind `os`
         "import numpy as np\nnumpy.zeros(1)",
         "from os import path as p\npath.join('a')",
+        "print(x)\nx = 1",  # read before the module binds it: the wildcard's
+        "def f():\n    global g\n    return g",  # `global` declares, binds nothing
     ],
 )
 def test_wildcard_is_reported_when_a_name_read_is_bound_only_by_it(body: str) -> None:
     source = f"from pkg.names import *\n{body}\n"
 
     result = lint_source(source, "scripts/run.py", Config(select=WILDCARD))
+    in_init = lint_source(source, "pkg/__init__.py", Config(select=WILDCARD))
 
     assert [(f.code, f.line) for f in result.findings] == [("RNK301", 1)]
+    assert "hides which names this module uses" in result.findings[0].message
+    assert [(f.code, f.line) for f in in_init.findings] == [("RNK301", 1)]
 
 
 def test_relative_wildcard_of_a_submodule_binds_the_package_name_in_an_init() -> None:

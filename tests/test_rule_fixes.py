@@ -10,7 +10,7 @@ from ranklint.faces.fixing import fix_text
 from ranklint.findings import Applicability
 from ranklint.rules import Rule, all_rules
 
-FIXABLE = [rule for rule in all_rules() if rule.fix_applicability is not None]
+FIXABLE = [rule for rule in all_rules() if rule.fix_applicability]
 
 
 def _config(rule: type[Rule]) -> Config:
@@ -68,7 +68,7 @@ def test_fixes_a_rule_makes_have_its_declared_applicability(rule: type[Rule]) ->
     ]
 
     assert fixes
-    assert {fix.applicability for fix in fixes} == {rule.fix_applicability}
+    assert {fix.applicability for fix in fixes} == rule.fix_applicability
     assert all(fix.message and fix.edits for fix in fixes)
 
 
@@ -83,16 +83,13 @@ def test_rule_without_declared_fix_offers_none_on_its_examples(rule: type[Rule])
         if finding.code == rule.code and finding.fix is not None
     ]
 
-    if rule.fix_applicability is None:
+    assert all(f.fix is not None and f.fix.applicability in rule.fix_applicability for f in offered)
+    if not rule.fix_applicability:
         assert offered == []
-    else:
-        assert all(
-            f.fix is not None and f.fix.applicability is rule.fix_applicability for f in offered
-        )
 
 
 def test_unsafe_fix_is_not_applied_without_unsafe() -> None:
-    rule = next(rule for rule in FIXABLE if rule.fix_applicability is Applicability.UNSAFE)
+    rule = next(rule for rule in FIXABLE if rule.fix_applicability == {Applicability.UNSAFE})
     before, _ = rule.fix_examples()[0]
     config = _config(rule)
     findings = lint_source(before, rule.example_path, config).findings
@@ -165,6 +162,55 @@ WILDCARD = "from torch.distributed import *\n\n\ndef leader():\n    return get_r
             "m.py",
             True,
             id="RNK108-annotated-process-group",
+        ),
+        pytest.param(
+            "RNK108",
+            "import torch.distributed as dist\nfrom torch.distributed import ProcessGroup\n\n\n"
+            "def sync(t, pg: ProcessGroup):\n    dist.broadcast(t, src=0)\n",
+            "m.py",
+            False,
+            id="RNK108-rooted-collective-with-a-global-root",
+        ),
+        pytest.param(
+            "RNK108",
+            "import torch.distributed as dist\nfrom torch.distributed import ProcessGroup\n\n\n"
+            "def sync(pg: ProcessGroup):\n    if dist.get_rank() == 0:\n        dist.barrier()\n",
+            "m.py",
+            False,
+            id="RNK108-under-a-rank-test",
+        ),
+        pytest.param(
+            "RNK108",
+            "import torch.distributed as dist\nfrom torch.distributed import ProcessGroup\n\n\n"
+            "def sync(pg: ProcessGroup, verbose):\n    if verbose:\n        dist.barrier()\n",
+            "m.py",
+            True,
+            id="RNK108-under-a-test-of-no-rank",
+        ),
+        pytest.param(
+            "RNK301",
+            "from m import *  # noqa: F401,F403\nprint(name)\n",
+            "m.py",
+            False,
+            id="RNK301-marked-re-export",
+        ),
+        pytest.param(
+            "RNK301",
+            "from m import *  # noqa: E501\nprint(name)\n",
+            "m.py",
+            True,
+            id="RNK301-noqa-of-other-codes",
+        ),
+        pytest.param("RNK301", "from m import *\n", "m.py", False, id="RNK301-reads-nothing"),
+        pytest.param(
+            "RNK301", "from m import *\n_private()\n", "m.py", False, id="RNK301-private-name"
+        ),
+        pytest.param(
+            "RNK301",
+            "from m import *\ndef f(x: 'Model'):\n    return run(x)\n",
+            "m.py",
+            False,
+            id="RNK301-string-annotation",
         ),
         pytest.param(
             "RNK601",

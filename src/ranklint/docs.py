@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ranklint.api import lint_source
 from ranklint.config import Config, declared_options
+from ranklint.findings import Applicability
 from ranklint.options import options_table
 from ranklint.rules import Rule, all_rules
 
@@ -88,9 +89,9 @@ def render_rule(rule: type[Rule]) -> str:
 
 def _fix_section(rule: type[Rule]) -> list[str]:
     """The "Fix safety" section: what ``--fix`` does, and each before/after example."""
-    if rule.fix_applicability is None:
+    if not rule.fix_applicability:
         return ["## Fix safety", "", "No automatic fix.", ""]
-    kind = rule.fix_applicability.value
+    kind = _fix_kind(rule).replace(", ", " or ")
     parts = ["## Fix safety", "", f"Fix: {kind}.", "", rule.fix_safety.strip(), ""]
     for before, after in rule.fix_examples():
         parts += ["Before `--fix`:", "", "```python", before.rstrip(), "```", ""]
@@ -148,8 +149,9 @@ def render_index(rules: list[type[Rule]]) -> str:
 
 
 def _fix_kind(rule: type[Rule]) -> str:
-    """``safe``, ``unsafe`` or ``-`` (no fix)."""
-    return "-" if rule.fix_applicability is None else rule.fix_applicability.value
+    """``safe``, ``unsafe``, ``safe, unsafe`` (some of each) or ``-`` (no fix)."""
+    kinds = [kind.value for kind in Applicability if kind in rule.fix_applicability]
+    return ", ".join(kinds) or "-"
 
 
 def generate(out_dir: Path) -> dict[Path, str]:

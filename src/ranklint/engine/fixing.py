@@ -107,9 +107,13 @@ def _code(module: cst.Module, node: cst.CSTNode, indent: str) -> str:
 
 
 def _bare(node: cst.CSTNode) -> cst.CSTNode:
-    """``node`` without the parentheses around an expression (positions leave them
-    out; a statement's own parentheses, as in ``from m import (a, b)``, are in)."""
+    """``node`` without the parentheses around an expression or the semicolon after
+    a small statement (positions leave them out; a statement's own parentheses, as
+    in ``from m import (a, b)``, are in)."""
     # `and` for `or` is an equivalent mutant: libcst rejects parentheses on one side only.
     if isinstance(node, cst.BaseExpression) and (node.lpar or node.rpar):  # pragma: no mutate
         return node.with_changes(lpar=(), rpar=())
+    if isinstance(node, cst.BaseSmallStatement) and isinstance(node.semicolon, cst.Semicolon):
+        # `a; b`: positions end a small statement before its semicolon.
+        return node.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
     return node

@@ -117,11 +117,11 @@ class Rule(NodeVisitor):
     # How to prove or clear a finding with the runtime companion (Markdown with
     # one runnable ``python`` block; tests/test_runtime_rule_docs.py runs it).
     runtime_check: ClassVar[str] = ""
-    # Its fix: whether it is safe (``None``: the rule has none), and (Markdown)
-    # what it changes and why it keeps behaviour, or why it may not. A rule with
-    # a fix has ``fixes``: (before, after) examples, checked by the test suite
-    # (tests/test_rule_fixes.py) and shown in the docs.
-    fix_applicability: ClassVar[Applicability | None] = None
+    # Its fixes: which kinds it offers (safe, unsafe or both; empty: none), and
+    # (Markdown) what each changes and why it keeps behaviour, or why it may not.
+    # A rule with a fix has ``fixes``: (before, after) examples, checked by the
+    # test suite (tests/test_rule_fixes.py) and shown in the docs.
+    fix_applicability: ClassVar[frozenset[Applicability]] = frozenset()
     fix_safety: ClassVar[str] = ""
     fixes: ClassVar[Sequence[tuple[str, str]]] = ()
 

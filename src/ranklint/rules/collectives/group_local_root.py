@@ -68,7 +68,7 @@ mapped back to global numbering (`dist.get_global_rank(g, i)`,
 `dist.get_process_group_ranks(g)[i]`) and products (`pp_rank * tp_size +
 tp_rank`, a global rank built from axis ranks) are not group-local.
 """
-    fix_applicability = Applicability.UNSAFE
+    fix_applicability = frozenset({Applicability.UNSAFE})
     fix_safety = """\
 Where the root is passed as `src=`/`dst=` (or as the last positional
 argument) to a `torch.distributed` collective that takes `group_src`/

@@ -138,12 +138,18 @@ with pytest.raises(DivergenceError, match="ranks 2, 3 never issued it"):
         """,
     )
 
-    fix_applicability = Applicability.UNSAFE
+    fix_applicability = frozenset({Applicability.UNSAFE})
     fix_safety = """\
 Where the function has one process-group parameter, and it is a process
 group for certain (passed as the group of a collective, or annotated
 `ProcessGroup`; not a mesh), the fix passes it to the `torch.distributed`
-collective that left it out: `group=dp_group`. It is unsafe: the collective
+collective that left it out: `group=dp_group`. Rooted collectives
+(`broadcast(t, src=0)`, `reduce`, `gather`, `scatter`) get no fix: their
+root is a global rank chosen for the default group, which may be no member of
+the caller's group, and which member is meant only the author knows. Nor
+do collectives under a rank-dependent test (`if dist.get_rank() == 0:`):
+there the group decides which ranks must reach the call, and a group that
+cannot be seen would turn a reported hang into a silent one. It is unsafe: the collective
 then runs over the caller's group instead of all ranks, which is the point
 but changes what it computes and who must call it. The division by
 `get_world_size()` gets no fix (which size is meant is the author's call).
@@ -182,7 +188,14 @@ but changes what it computes and who must call it. The division by
             return
         params = self._params()[0]
         if params:
-            self._report(node, f"`{spec.short}`", params, self._fix(node, spec, params))
+            root = ""
+            if spec.roots:
+                keyword = spec.roots[0].keyword
+                root = (
+                    f"; its root must then be a member of that group "
+                    f"(`group_{keyword}=` names it within the group)"
+                )
+            self._report(node, f"`{spec.short}`", params, self._fix(node, spec, params), root)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if isinstance(node.operator, cst.Divide):
@@ -228,6 +241,15 @@ but changes what it computes and who must call it. The division by
             return None
         if qualified.startswith(_FUNCTIONAL):
             return None
+        if any(self._rank_dependent(condition.test) for condition in self.ctx.conditions):
+            # Under a rank test the group decides which ranks must reach the call:
+            # with `group=` added, an unknown group may hide a hang RNK102 sees now.
+            return None
+        if spec.roots:
+            # Its `src`/`dst` is a global rank chosen for the default group: with
+            # `group=` added it may name no member of the group, and which member
+            # is meant is the author's decision.
+            return None
         name = params[0]
         if not isinstance(frame.node, cst.FunctionDef) or _is_mesh(frame.node, name):
             return None
@@ -239,12 +261,17 @@ but changes what it computes and who must call it. The division by
             Applicability.UNSAFE,
         )
 
+    def _rank_dependent(self, test: cst.BaseExpression) -> bool:
+        taint = self.ctx.rank.taint(test)
+        return taint.possible or taint.data
+
     def _report(
         self,
         node: cst.CSTNode,
         what: str,
         params: tuple[str, ...],
         fix: PendingFix | None = None,
+        root: str = "",
     ) -> None:
         mentioned = {
             name.value
@@ -257,7 +284,7 @@ but changes what it computes and who must call it. The division by
             node,
             f"{what} uses the default group although this function takes "
             f"`{params[0]}`: it runs over all ranks instead of the caller's group; pass "
-            f"`group={params[0]}` (for a mesh, `group={params[0]}.get_group(dim)`)",
+            f"`group={params[0]}` (for a mesh, `group={params[0]}.get_group(dim)`){root}",
             fix=fix,
         )
 

@@ -60,7 +60,7 @@ def mean_loss(rank, world_size):
 assert run_ranks(mean_loss, 4) == [4.0] * 4
 ```
 """
-    fix_applicability = Applicability.SAFE
+    fix_applicability = frozenset({Applicability.SAFE})
     fix_safety = """\
 The fix writes out the default: `op=ReduceOp.SUM`, spelled through the name
 the module already uses for `torch.distributed` (`dist.ReduceOp.SUM`, or

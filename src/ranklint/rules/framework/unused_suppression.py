@@ -50,7 +50,7 @@ time), when a cold run over some files of a project did not reach all of its
 other files, and for standard input. Opt-in while its precision on the review
 corpus is not measured.
 """
-    fix_applicability = Applicability.SAFE
+    fix_applicability = frozenset({Applicability.SAFE})
     fix_safety = """\
 The fix removes the stale codes from the comment, and the whole
 `# noqa: ...` or `# ranklint: ignore[...]` when no code is left (with the

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Callable
 
 import libcst as cst
 
 from ranklint.analysis.context import FileContext
 from ranklint.analysis.names import import_from_module
+from ranklint.analysis.wildcards import WildcardNames, wildcard_names
 from ranklint.findings import Applicability, Severity
 from ranklint.rules.base import PendingFinding, PendingFix, Rule
+from ranklint.suppressions import NOQA, SPLIT
 
 
 class WildcardImport(Rule):
@@ -19,14 +20,16 @@ class WildcardImport(Rule):
     severity = Severity.WARNING
     summary = "`from module import *` hides which names a module uses"
     what = """\
-Reports `from module import *` where the module's own code reads a name it
-does not bind explicitly (a name that may come from the wildcard import). A
-module whose code reads only names it imports or defines itself (and builtins)
-hides nothing it uses: a package `__init__.py` that republishes its modules'
-names (`from .layers import *`, which PEP 8 names as the one defensible use), a
-compatibility shim left where a module used to be, a test module that imports
-another suite's tests so that pytest collects them, or a script that imports a
-package only for the classes it registers.
+Reports `from module import *` outside a package's `__init__.py`, and in an
+`__init__.py` where the module's own code reads a name that no scope of it
+binds (a name that may come from the wildcard import). A package
+`__init__.py` whose code reads only names it imports or defines itself
+republishes its modules' names (`from .layers import *`, which PEP 8 names as
+the one defensible use) and is not reported. Elsewhere a wildcard whose names
+the module never reads is reported too, as pyflakes (F403) and ruff do: it
+imports nothing the module uses and still hides what the module offers (a
+compatibility shim, a test module importing another suite's tests for pytest,
+a script importing a package for what it registers).
 """
     why = """\
 A wildcard import makes it impossible to tell, by reading the file, where a
@@ -38,25 +41,33 @@ that reaches the code. It also defeats static analysis, ranklint's included:
 with two wildcard imports ranklint can no longer resolve bare names.
 """
     limits = """\
-Scopes are not told apart: a name bound anywhere in the module (say, a local
-variable of one function) counts as bound everywhere in it, so a read of the
-same name elsewhere that really comes from the wildcard is missed; names read
-only through `globals()`, `eval` or string annotations are not seen. Vendored
-third-party code is reported like the project's own: exclude it
-(`extend-exclude`) if the project does not maintain it.
+Names read only through `globals()`, `eval` or `getattr` on the module are not
+seen. Vendored third-party code is reported like the project's own: exclude
+it (`extend-exclude`) if the project does not maintain it.
 """
-    fix_applicability = Applicability.UNSAFE
+    fix_applicability = frozenset({Applicability.UNSAFE})
     fix_safety = """\
-In a module with one wildcard import, no `__all__` of its own and not a
-package's `__init__.py`, the names its code reads without binding them can
-only come from that import: the fix imports exactly those, sorted (one per
-line when they do not fit on one). It is unsafe: a name read only through
-`globals()`, `eval` or a string annotation is not seen and is no longer
-imported; a name bound in one function and read from the wildcard in another
-is missed (scopes are not told apart); and a read name the module does not
-define now fails at import (`ImportError`) instead of where it is read. With
-several wildcard imports, which module gives which name needs the other
-modules, so there is no fix.
+The fix imports, by name and sorted (one per line when they do not fit on
+one), the names the module's code reads where no scope of the module binds
+them: those can only come from the wildcard. It is offered only where the
+rule sees everything the names depend on:
+
+- one wildcard import in the module, no `__all__` of its own, not a package's
+  `__init__.py`, and no `# noqa` naming F401, F403 or F405 on the import (a
+  re-export shim marked as such: its importers take names from it);
+- at least one name read from it (a wildcard whose names are not read may be
+  a re-export or an import for side effects: only its author knows);
+- no name read from it is bound in another scope of the module (a local
+  `import math` in one method beside a module-level `math.pi`), bound at
+  module level only under a condition (`if`, `try`, a loop, a function's
+  `global`), read only in annotations (the source module may define it only
+  under `if TYPE_CHECKING:`), spelled with a leading underscore, or named in a
+  string annotation.
+
+It is unsafe: the module's importers lose every other name the wildcard gave
+it, a name read only through `globals()` or `eval` is no longer imported, and
+a read name the source module does not define now fails at import
+(`ImportError`) instead of where it is read.
 """
     fixes = (
         (
@@ -83,36 +94,6 @@ modules, so there is no fix.
         """
         import torch.distributed as dist
         from . import utils
-        """,
-        """
-        # A package `__init__.py` that only republishes its modules' names
-        # (colossalai colossalai/legacy/nn/layer/__init__.py).
-        \"\"\"Parallel layers.\"\"\"
-        from .colossalai_layer import *
-        from .parallel_1d import *
-        from .utils import get_tensor_parallel_mode
-
-        __all__ = ["get_tensor_parallel_mode"]
-        """,
-        """
-        # Its own code reads only names it imports explicitly
-        # (olmo olmo/__init__.py).
-        from .config import *
-        from .model import *
-
-
-        def check_install(cuda: bool = False):
-            import torch
-
-            return torch.cuda.is_available() if cuda else True
-        """,
-        """
-        # Imports another suite's tests so that pytest collects them; reads
-        # none of its names (litgpt tests/ext_thunder/test_thunder_networks.py).
-        from litgpt.constants import _THUNDER_AVAILABLE
-
-        if _THUNDER_AVAILABLE:
-            from thunder.tests.test_networks import *
         """,
     )
     invalid = (
@@ -149,30 +130,37 @@ modules, so there is no fix.
             def forward(self, logits, targets):
                 return CrossEntropyLoss()(logits, targets)
         """,
+        """
+        # Imports another suite's tests so that pytest collects them; reads
+        # none of its names (litgpt tests/ext_thunder/test_thunder_networks.py).
+        from litgpt.constants import _THUNDER_AVAILABLE
+
+        if _THUNDER_AVAILABLE:
+            from thunder.tests.test_networks import *  # expect: RNK301
+        """,
     )
 
     def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
         super().__init__(ctx, sink)
         # Computed at the first wildcard import: most modules have none.
-        self._names: _Names | None = None
+        self._names: WildcardNames | None = None
 
-    def _module_names(self) -> _Names:
+    def _module_names(self) -> WildcardNames:
         if self._names is None:
-            self._names = _Names()
-            self.ctx.module.visit(self._names)
+            self._names = wildcard_names(self.ctx.module)
         return self._names
 
-    def _reexports_only(self) -> bool:
-        return not self._module_names().unbound()
+    def _is_package_init(self) -> bool:
+        return self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1] == "__init__.py"
 
     def _fix(self, node: cst.ImportFrom) -> PendingFix | None:
         """Import the names read and bound nowhere, where this wildcard must give them."""
         names = self._module_names()
-        if names.stars != 1 or "__all__" in names.bound:
+        if names.stars != 1 or names.has_all or not names.read or names.unclear:
             return None
-        if self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1] == "__init__.py":
+        if self._is_package_init() or _marked_as_reexport(self.ctx.statement):
             return None
-        used = sorted(names.unbound())
+        used = sorted(names.read)
         listed = ", ".join(used)
         return PendingFix(
             f"Import the names this module reads from it: `{listed}`",
@@ -182,25 +170,45 @@ modules, so there is no fix.
         )
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if isinstance(node.names, cst.ImportStar):
-            if self._reexports_only():
-                return  # the package republishes the names; its own code uses none
-            module = import_from_module(node)
+        if not isinstance(node.names, cst.ImportStar):
+            return
+        reads = bool(self._module_names().read)
+        if not reads and self._is_package_init():
+            return  # the package republishes the names; its own code uses none
+        module = import_from_module(node)
+        if reads:
             advice = f"import the names you use explicitly (`from {module} import a, b`)"
             if not module.startswith("."):
                 advice += f" or import the module (`import {module}`)"
-            self.report(
-                node,
+            message = (
                 f"`from {module} import *` hides which names this module uses and where "
-                f"they come from; {advice}",
-                fix=self._fix(node),
+                f"they come from; {advice}"
             )
+        else:
+            message = (
+                f"`from {module} import *` imports nothing this module uses, and hides which "
+                f"names it offers to others; import what its importers need by name, or "
+                f"`import {module}` for its side effects"
+            )
+        self.report(node, message, fix=self._fix(node))
 
 
-# Names every module has without binding them.
-_MODULE_NAMES = frozenset(
-    {*dir(builtins), "__file__", "__path__", "__spec__", "__loader__", "__builtins__"}
-)
+def _marked_as_reexport(statement: cst.CSTNode | None) -> bool:
+    """The import's line silences pyflakes' unused or wildcard import warnings."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    comment = statement.trailing_whitespace.comment
+    if comment is None:
+        return False
+    match = NOQA.search(comment.value)
+    codes = match.group("codes") if match is not None else None
+    return codes is not None and any(
+        code.upper() in _REEXPORT_CODES for code in SPLIT.split(codes.strip())
+    )
+
+
+# pyflakes' codes for an unused import, a wildcard import, and a name that may come from one.
+_REEXPORT_CODES = frozenset({"F401", "F403", "F405"})
 
 
 # A `from m import a, b` longer than this is written one name per line.
@@ -210,6 +218,8 @@ _ONE_LINE = 88
 def _explicit(node: cst.ImportFrom, used: list[str], indent: str) -> cst.ImportFrom:
     """``node`` importing ``used`` by name instead of ``*``."""
     aliases = [cst.ImportAlias(cst.Name(name)) for name in used]
+    if not node.whitespace_after_import.value:
+        node = node.with_changes(whitespace_after_import=cst.SimpleWhitespace(" "))  # `import*`
     one_line = node.with_changes(
         names=[
             alias.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
@@ -233,103 +243,3 @@ def _explicit(node: cst.ImportFrom, used: list[str], indent: str) -> cst.ImportF
         lpar=cst.LeftParen(whitespace_after=line_break(indent)),
         rpar=cst.RightParen(),
     )
-
-
-class _Names(cst.CSTVisitor):
-    """Every name a module binds (in any scope) and every other name it mentions;
-    how many wildcard imports it has."""
-
-    def __init__(self) -> None:
-        self.bound: set[str] = set()
-        self.read: set[str] = set()
-        self.stars = 0
-
-    def unbound(self) -> set[str]:
-        """The names read that nothing in the module binds and that are no builtins."""
-        return self.read - self.bound - _MODULE_NAMES
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.read.add(node.value)
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)  # `.attr` is no name of the module
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)  # `keyword=` is no name of the module
-        return False
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        for alias in node.names:
-            target = alias.asname.name if alias.asname is not None else alias.name
-            while isinstance(target, cst.Attribute):
-                target = target.value
-            self._bind(target)
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        if len(node.relative) == 1 and node.module is not None:
-            # `from .linear import *` in a package also binds the submodule `linear`.
-            module = node.module
-            while isinstance(module, cst.Attribute):
-                module = module.value
-            self._bind(module)
-        if isinstance(node.names, cst.ImportStar):
-            self.stars += 1
-        else:
-            for alias in node.names:
-                self._bind(alias.asname.name if alias.asname is not None else alias.name)
-        return False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.bound.add(node.name.value)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.bound.add(node.name.value)
-
-    def visit_Param(self, node: cst.Param) -> None:
-        self.bound.add(node.name.value)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._bind(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._bind(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._bind(node.name)  # `with ... as x`, `except E as x`
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.bound.update(item.name.value for item in node.names)
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.bound.update(item.name.value for item in node.names)
-
-    def visit_MatchAs(self, node: cst.MatchAs) -> None:
-        if node.name is not None:
-            self.bound.add(node.name.value)
-
-    def visit_MatchStar(self, node: cst.MatchStar) -> None:
-        if node.name is not None:
-            self.bound.add(node.name.value)
-
-    def _bind(self, target: cst.BaseExpression) -> None:
-        """Names a target binds: `x`, `a, *b` (not `obj.x` or `d[k]`, which read)."""
-        if isinstance(target, cst.Name):
-            self.bound.add(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            # A starred element's `.value` is its name: `a, *b` binds `b`.
-            for element in target.elements:
-                self._bind(element.value)

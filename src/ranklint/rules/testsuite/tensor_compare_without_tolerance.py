@@ -85,7 +85,8 @@ are recognised only from what the test function shows (module-level constants
 and helpers' return values are not followed), so an integer comparison of
 values made elsewhere is still reported: compare them with `torch.equal`.
 Float comparisons that are exact by construction (a copy compared with its
-source) are reported: `torch.equal` says so.
+source) are reported: `torch.equal` says so. Calls that pass `*args` or
+`**kwargs` are not reported: the tolerances may be among them.
 """
     valid = (
         """
@@ -152,7 +153,7 @@ source) are reported: `torch.equal` says so.
         """,
     )
 
-    fix_applicability = Applicability.SAFE
+    fix_applicability = frozenset({Applicability.SAFE})
     fix_safety = """\
 Where the function's defaults are fixed numbers, the fix writes out the
 missing ones: `rtol=1e-05, atol=1e-08` for `torch.allclose`, `torch.isclose`,
@@ -216,8 +217,8 @@ reviewer to tighten or loosen. `torch.testing.assert_close` and
             return
         keywords = {arg.keyword.value for arg in node.args if arg.keyword is not None}
         positional = sum(1 for arg in node.args if arg.keyword is None and not arg.star)
-        if any(arg.star == "**" for arg in node.args):
-            return
+        if any(arg.star for arg in node.args):
+            return  # `*args` or `**kwargs` may carry the tolerances
         have = set(keywords)
         if before is not None:
             if positional > before:
