@@ -139,3 +139,81 @@ def test_write_baseline_without_baseline_is_a_usage_error(run_cli, project: Path
 
     assert result.code == 2
     assert "--write-baseline and --baseline-prune need --baseline FILE" in result.err
+
+
+def _moved_check(run_cli, project: Path, *paths: str, extra: tuple[str, ...] = ()):
+    return run_cli(
+        "check", *paths, "--no-cache", "--baseline", "ranklint-baseline.json", *extra, cwd=project
+    )
+
+
+def test_finding_of_a_moved_unchanged_file_matches_its_record(run_cli, project: Path) -> None:
+    _check(run_cli, project, "--write-baseline")
+    (project / "pkg").mkdir()
+    (project / "train.py").rename(project / "pkg" / "train.py")
+
+    result = _moved_check(run_cli, project, "pkg/train.py")
+
+    assert (result.code, result.out) == (0, "")
+    assert "1 finding matched records of files that moved" in result.err
+    assert "no longer match" not in result.err
+
+
+def test_prune_records_the_new_path_of_a_moved_file(run_cli, project: Path) -> None:
+    _check(run_cli, project, "--write-baseline")
+    (project / "pkg").mkdir()
+    (project / "train.py").rename(project / "pkg" / "train.py")
+
+    pruned = _moved_check(run_cli, project, "pkg/train.py", extra=("--baseline-prune",))
+    again = _moved_check(run_cli, project, "pkg/train.py")
+
+    data = json.loads((project / "ranklint-baseline.json").read_text(encoding="utf-8"))
+    assert "moved 1 record to the new paths of their files" in pruned.err
+    assert [(e["code"], e["path"]) for e in data["findings"]] == [("RNK102", "pkg/train.py")]
+    assert (again.code, again.out) == (0, "")
+    assert "moved" not in again.err
+
+
+def test_moved_record_does_not_match_when_its_old_path_still_exists(run_cli, project: Path) -> None:
+    _check(run_cli, project, "--write-baseline")
+    write(project / "copy.py", TRAIN)
+
+    result = _moved_check(run_cli, project, "train.py", "copy.py")
+
+    assert result.code == 1
+    assert result.out.startswith("copy.py:6:9: RNK102")
+
+
+def test_moved_record_does_not_match_when_two_files_could_be_its_new_place(
+    run_cli, project: Path
+) -> None:
+    _check(run_cli, project, "--write-baseline")
+    (project / "train.py").rename(project / "a.py")
+    write(project / "b.py", TRAIN)
+
+    result = _moved_check(run_cli, project, "a.py", "b.py")
+
+    assert result.code == 1
+    assert sorted(line.split(":")[0] for line in result.out.splitlines()) == ["a.py", "b.py"]
+
+
+def test_moved_record_does_not_match_when_two_missing_files_could_be_its_old_place(
+    tmp_path: Path,
+) -> None:
+    from collections import Counter
+
+    from ranklint.faces import baseline
+    from ranklint.findings import Finding, Severity
+
+    path = write(tmp_path / "now.py", TRAIN)
+    finding = Finding("RNK102", "n", Severity.ERROR, "m", str(path), 6, 9, 6, 25)
+    (code, _, digest) = baseline.key_of(finding, tmp_path, {})
+    one_gone = Counter({(code, "gone.py", digest): 1})
+    two_gone = Counter({(code, "gone.py", digest): 1, (code, "also_gone.py", digest): 1})
+
+    moved = baseline.compare([finding], one_gone, tmp_path)
+    ambiguous = baseline.compare([finding], two_gone, tmp_path)
+
+    assert (moved.new, moved.known, +moved.stale) == ([], 1, Counter())
+    assert moved.moved == Counter({((code, "gone.py", digest), (code, "now.py", digest)): 1})
+    assert (ambiguous.new, ambiguous.known, ambiguous.stale) == ([finding], 0, two_gone)

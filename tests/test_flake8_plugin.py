@@ -70,6 +70,25 @@ def test_flake8_honours_the_same_suppressions_and_columns_as_the_cli(tmp_path: P
     ]
 
 
+@pytest.mark.parametrize(
+    "comment", ["# noqa: RNK1", "# noqa: rnk111", "# noqa: RNK111", "# noqa: RNK2", ""]
+)
+def test_flake8_and_the_cli_give_a_suppression_comment_one_meaning(
+    tmp_path: Path, comment: str
+) -> None:
+    # RNK111 (import-time distributed state): suppressed by its code, its prefix
+    # and its lower-case spelling in both faces, by another prefix in neither.
+    source = f"import torch.distributed as dist\n\nRANK = dist.get_rank()  {comment}\n"
+    write(tmp_path / "state.py", source)
+
+    from_flake8 = flake8_lines(tmp_path, "state.py")
+    from_cli = cli_lines(tmp_path, "state.py")
+
+    assert from_flake8 == from_cli
+    suppressed = comment not in ("", "# noqa: RNK2")
+    assert [line.split(" ", 2)[1] for line in from_cli] == ([] if suppressed else ["RNK111"])
+
+
 def test_flake8_parallel_mode_prints_what_serial_mode_prints(tmp_path: Path) -> None:
     for index in range(6):
         write(tmp_path / f"m{index}.py", SAMPLE)

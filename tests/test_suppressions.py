@@ -23,6 +23,13 @@ IMPORT = "import torch.distributed as dist\n"
         "# ranklint: ignore[RNK301, RNK101]",
         "# ranklint: ignore",
         "# some note  # noqa: RNK101",
+        "# noqa: rnk101",
+        "# ranklint: ignore[rnk101]",
+        "# Ranklint: Ignore[RNK101]",
+        "# noqa: RNK1",
+        "# noqa: RNK10",
+        "# noqa: rnk1",
+        "# ranklint: ignore[RNK1]",
     ],
 )
 def test_suppression_comment_on_the_reported_line_hides_the_finding(comment: str) -> None:
@@ -33,7 +40,13 @@ def test_suppression_comment_on_the_reported_line_hides_the_finding(comment: str
 
 @pytest.mark.parametrize(
     "comment",
-    ["# noqa: RNK301", "# ranklint: ignore[RNK301]", "# noqa: RNK10", "# ranklint: ignore[E501]"],
+    [
+        "# noqa: RNK301",
+        "# ranklint: ignore[RNK301]",
+        "# noqa: RNK2",
+        "# noqa: RNK1011",
+        "# ranklint: ignore[E501]",
+    ],
 )
 def test_suppression_for_another_code_keeps_the_finding(comment: str) -> None:
     source = f"{IMPORT}dist.init_process_group('gloo')  {comment}\n"

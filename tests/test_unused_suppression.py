@@ -161,3 +161,35 @@ def test_fix_removes_a_stale_project_phase_suppression_and_keeps_the_used_one(
     assert (guarded_helper / "train.py").read_text() == CALLER.replace(
         "print(rank)  # noqa: RNK102", "print(rank)"
     )
+
+
+# -- prefixes (`# noqa: RNK3` suppresses every RNK3xx code, as under flake8) ------
+
+
+def test_used_prefix_is_not_reported() -> None:
+    source = WILDCARD_USED.replace("RNK301", "RNK3")
+
+    assert _codes(source, ("RNK002", "RNK3")) == []
+
+
+def test_prefix_that_suppresses_nothing_is_reported_once_every_code_it_covers_is_checked() -> None:
+    source = "x = 1  # noqa: RNK3\n"
+
+    assert _codes(source, ("RNK002", "RNK3")) == [(1, "RNK002")]
+    # RNK302 and RNK303 are not checked: the prefix may serve them.
+    assert _codes(source, ("RNK002", "RNK301")) == []
+
+
+def test_prefix_covering_project_phase_codes_is_judged_after_the_project_phase() -> None:
+    # RNK1 covers per-file codes (RNK103) and project-phase ones (RNK102).
+    used = (
+        "import torch.distributed as dist\n\n\ndef f():\n"
+        "    if dist.get_rank() == 0:\n        dist.barrier()  # noqa: RNK1\n"
+    )
+    stale = "x = 1  # noqa: RNK1\n"
+
+    assert _codes(used, ("RNK002", "RNK1")) == []
+    assert _codes(stale, ("RNK002", "RNK1")) == [(1, "RNK002")]
+    # With the project phase's codes not judged (one file of many), the prefix waits.
+    result = lint_source(stale, "pkg/mod.py", Config(select=("RNK002", "RNK1")), partial=True)
+    assert [f.code for f in result.findings] == []

@@ -1,5 +1,12 @@
 """Suppression comments: ``# noqa``, ``# noqa: RNK101``, ``# ranklint: ignore[RNK101]``,
-and the file-level ``# ranklint: skip-file``."""
+and the file-level ``# ranklint: skip-file``.
+
+A code in a comment suppresses every code it is a prefix of, in any case:
+``# noqa: RNK1`` suppresses RNK102 and RNK111, ``# noqa: rnk301`` RNK301. That
+is what flake8 does with ``# noqa: RNK1`` (it compares codes by prefix), so a
+comment means the same under ``ranklint check`` and under the flake8 plugin
+(which applies ranklint's own suppressions before flake8 applies its own).
+"""
 
 from __future__ import annotations
 
@@ -15,8 +22,8 @@ logger = logging.getLogger(__name__)
 _CODE_LIST = r"[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*"
 # ``noqa`` must end the comment or be followed by ":" or a space (``# noqa-ish`` is not one).
 NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODE_LIST}))?(?=$|[\s:])", re.IGNORECASE)
-IGNORE = re.compile(rf"#\s*ranklint:\s*ignore(?:\[\s*(?P<codes>{_CODE_LIST})\s*\])?")
-_SKIP_FILE = re.compile(r"#\s*ranklint:\s*skip-file\b")
+IGNORE = re.compile(rf"#\s*ranklint:\s*ignore(?:\[\s*(?P<codes>{_CODE_LIST})\s*\])?", re.IGNORECASE)
+_SKIP_FILE = re.compile(r"#\s*ranklint:\s*skip-file\b", re.IGNORECASE)
 SPLIT = re.compile(r"[\s,]+")
 
 
@@ -33,11 +40,20 @@ class Suppressions:
 
     def suppressing_line(self, code: str, lines: Iterable[int]) -> int | None:
         """The first of ``lines`` whose comment suppresses ``code``; ``None`` if none does."""
+        found = self.suppressing(code, lines)
+        return found[0] if found is not None else None
+
+    def suppressing(self, code: str, lines: Iterable[int]) -> tuple[int, frozenset[str]] | None:
+        """The first of ``lines`` whose comment suppresses ``code``, with the entries of
+        the comment that do (``code`` or its prefixes; empty for a bare ``# noqa``)."""
         for line in lines:
             if line in self.by_line:
                 codes = self.by_line[line]
-                if codes is None or code in codes:
-                    return line
+                if codes is None:
+                    return line, frozenset()
+                matching = frozenset(entry for entry in codes if code.startswith(entry))
+                if matching:
+                    return line, matching
         return None
 
 

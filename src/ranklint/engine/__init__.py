@@ -191,9 +191,10 @@ class Linter:
         spans = [span_of(positions, node, statement) for node, statement, _ in placed]
         shown = []
         for item, span in zip(pending, spans, strict=True):
-            line = suppressions.suppressing_line(item.rule.code, span.lines)
-            if line is not None:
-                used.add((line, item.rule.code))
+            suppressing = suppressions.suppressing(item.rule.code, span.lines)
+            if suppressing is not None:
+                line, entries = suppressing
+                used.update((line, entry) for entry in entries)
                 continue
             shown.append((item, span))
         fixes = fixes_of(module, text, [item for item, _ in shown], positions)
@@ -210,7 +211,7 @@ class Linter:
             found = unused_suppressions(unused_rule, path, text, suppressions, used, now)
             result.findings.extend(finding for _, finding in found)
             result.unused_candidates = unused_suppressions(
-                unused_rule, path, text, suppressions, used, later
+                unused_rule, path, text, suppressions, used, later, also_checked=now
             )
         result.findings.sort(key=Finding.sort_key)
         return result
@@ -299,9 +300,10 @@ class Linter:
             if finished is None or finding.path not in by_path:
                 continue
             lines = located[finding.path].sites[finding.site].lines
-            line = suppressions[finding.path].suppressing_line(finished.code, lines)
-            if line is not None:
-                used.add((finding.path, line, finished.code))
+            suppressing = suppressions[finding.path].suppressing(finished.code, lines)
+            if suppressing is not None:
+                line, entries = suppressing
+                used.update((finding.path, line, entry) for entry in entries)
                 continue
             made.setdefault(finding.path, []).append(finished)
         return made, used

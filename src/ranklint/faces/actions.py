@@ -84,14 +84,24 @@ def apply_baseline(args: argparse.Namespace, result: LintResult, err: TextIO) ->
                 f"ranklint: {_plural(comparison.known, 'finding')} recorded in {file} not shown\n"
             )
         stale = sum(comparison.stale.values())
-        if stale and args.baseline_prune:
-            replace_file(file, baseline.pruned(recorded, comparison.stale).encode("utf-8"))
-            err.write(f"ranklint: pruned {_plural(stale, 'stale record')}\n")
+        moved = sum(comparison.moved.values())
+        if (stale or moved) and args.baseline_prune:
+            text = baseline.pruned(recorded, comparison.stale, comparison.moved)
+            replace_file(file, text.encode("utf-8"))
+            done = [f"pruned {_plural(stale, 'stale record')}"] if stale else []
+            if moved:
+                done.append(f"moved {_plural(moved, 'record')} to the new paths of their files")
+            err.write(f"ranklint: {'; '.join(done)}\n")
         elif stale:
             err.write(
                 f"ranklint: warning: {_plural(stale, 'record')} of {file} no "
                 "longer match a finding (fixed, or the code changed); --baseline-prune "
                 "drops them\n"
+            )
+        if moved and not args.baseline_prune:
+            err.write(
+                f"ranklint: {_plural(moved, 'finding')} matched records of files that moved; "
+                "--baseline-prune records their new paths\n"
             )
     except baseline.BaselineError as exc:
         err.write(f"ranklint: error: {exc}\n")

@@ -10,7 +10,11 @@ folder, in POSIX form) and a fingerprint of the normalised text of the lines
 it spans (whitespace collapsed), not by its line number: an edit above a
 finding does not make it new, and an edit of the flagged statement does.
 Findings with the same key are counted, so a second copy of a baselined bug
-is new.
+is new. A file moved without changes keeps its records: a finding that
+matches no record exactly matches one of the same code and fingerprint whose
+path no longer exists, when that match is unique (one such missing path for
+the code and fingerprint, and the findings of that key in one new path);
+``--baseline-prune`` then records the new path.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import logging
 import os
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ranklint.findings import Finding
@@ -46,6 +50,8 @@ class Comparison:
     known: int
     #: recorded keys no current finding matches, with how many of each.
     stale: Counter[Key]
+    #: records matched at a new path (their file moved): old key -> new key, with counts.
+    moved: Counter[tuple[Key, Key]] = field(default_factory=Counter)
 
 
 def _normalised(text: str) -> str:
@@ -133,16 +139,55 @@ def compare(findings: Sequence[Finding], recorded: Counter[Key], folder: Path) -
     new = []
     known = 0
     # Equivalent mutants: ``keys`` has one key per finding, so strict= never fires.
+    unmatched: list[tuple[Finding, Key]] = []
     for finding, key in zip(findings, keys, strict=True):  # pragma: no mutate (a key per finding)
         if left[key] > 0:
             left[key] -= 1
             known += 1
         else:
+            unmatched.append((finding, key))
+    moved_to = _moves([key for _, key in unmatched], left, folder)
+    moved: Counter[tuple[Key, Key]] = Counter()
+    for finding, key in unmatched:
+        old = moved_to.get(key)
+        if old is not None and left[old] > 0:
+            left[old] -= 1
+            known += 1
+            moved[(old, key)] += 1
+        else:
             new.append(finding)
     stale = Counter({key: count for key, count in left.items() if count > 0})
-    return Comparison(new, known, stale)
+    return Comparison(new, known, stale, moved)
 
 
-def pruned(recorded: Counter[Key], stale: Counter[Key]) -> str:
-    """The baseline's text without its stale records."""
-    return _render(recorded - stale)
+def _moves(unmatched: Sequence[Key], left: Counter[Key], folder: Path) -> dict[Key, Key]:
+    """For the keys of unmatched findings, the record of a moved file each may match:
+    same code and fingerprint, a recorded path that no longer exists, and for that
+    code and fingerprint one such path and one new path."""
+    gone: dict[tuple[str, str], set[Key]] = {}
+    for key, count in left.items():
+        if count > 0 and not (folder / key[1]).exists():
+            gone.setdefault((key[0], key[2]), set()).add(key)
+    arrived: dict[tuple[str, str], set[Key]] = {}
+    for key in unmatched:
+        arrived.setdefault((key[0], key[2]), set()).add(key)
+    moves = {}
+    for code_print, new_keys in arrived.items():
+        old_keys = gone.get(code_print, set())
+        if len(old_keys) == 1 and len(new_keys) == 1:
+            moves[next(iter(new_keys))] = next(iter(old_keys))
+    return moves
+
+
+def pruned(
+    recorded: Counter[Key],
+    stale: Counter[Key],
+    moved: Counter[tuple[Key, Key]] | None = None,
+) -> str:
+    """The baseline's text without its stale records, and with the records of moved
+    files at their new paths."""
+    kept = recorded - stale
+    for (old, new), count in (moved or Counter()).items():
+        kept[old] -= count
+        kept[new] += count
+    return _render(+kept)

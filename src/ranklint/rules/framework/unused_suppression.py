@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from ranklint.findings import Applicability, Edit, Finding, Fix, Severity
 from ranklint.positions import NEWLINE
-from ranklint.rules.base import Rule
+from ranklint.rules.base import Rule, registered_rules
 from ranklint.suppressions import IGNORE, NOQA, SPLIT, Suppressions
 
 UNUSED_SUPPRESSION = "RNK002"
@@ -28,7 +28,10 @@ when no finding of that code was suppressed by it: the bug was fixed, the
 statement moved, or the code was never right. Only codes that were checked
 for the file in this run are judged: a code that is not selected (or is
 turned off by `per-file-ignores`), a code of another tool in a shared
-`# noqa: E501, RNK301`, and a bare `# noqa` are left alone.
+`# noqa: E501, RNK301`, and a bare `# noqa` are left alone. A prefix
+(`# noqa: RNK1`, which suppresses every RNK1xx code, as under flake8) is
+judged when every rule code it covers was checked, and is unused when it
+suppressed no finding of any of them.
 
 Codes of rules decided (wholly or partly) in the project phase, across files
 (RNK102's call chains, the hot-path rules, RNK105, RNK108, RNK110 and others)
@@ -99,10 +102,24 @@ def unused_suppressions(
     suppressions: Suppressions,
     used: set[tuple[int, str]],
     checked: Iterable[str],
+    *,
+    also_checked: Iterable[str] = (),
 ) -> list[tuple[str, Finding]]:
     """One finding per suppressed code of ``checked`` that suppressed nothing on its
-    line, with that code."""
+    line, with that code.
+
+    A prefix (``# noqa: RNK1``) is judged when every rule code it covers is among
+    ``checked`` and ``also_checked`` (codes judged by another call) and one is
+    among ``checked``: a prefix spanning per-file and project-phase codes waits
+    for the project phase."""
     judged = set(checked)
+    known = judged | set(also_checked)
+    codes_of = {rule.code for rule in registered_rules()}
+
+    def is_judged(entry: str) -> bool:
+        covered = {code for code in codes_of if code.startswith(entry)}
+        return bool(covered & judged) and covered <= known
+
     # Lines as the tokenizer counts them (not str.splitlines, which also breaks
     # at form feeds and other separators inside a line).
     lines = NEWLINE.split(text)
@@ -110,7 +127,7 @@ def unused_suppressions(
     for line, codes in sorted(suppressions.by_line.items()):
         if codes is None or line > len(lines):
             continue
-        stale = sorted(code for code in codes if code in judged and (line, code) not in used)
+        stale = sorted(code for code in codes if is_judged(code) and (line, code) not in used)
         if not stale:
             continue
         physical = lines[line - 1]
