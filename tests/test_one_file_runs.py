@@ -4,6 +4,7 @@ need callers."""
 
 from __future__ import annotations
 
+import logging
 import random
 import shutil
 from pathlib import Path
@@ -473,3 +474,39 @@ def test_one_file_run_whose_calls_reach_every_file_reports_mesh_dimensions(
     found = _one_file(str(tmp_path / "uses.py"), Config(root=tmp_path, select=("RNK507",)))
 
     assert [(line, code) for line, _, code, _ in found] == [(8, "RNK507")]
+
+
+def test_one_file_run_without_every_file_still_reports_a_mismatch_within_one_call(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The shape/name mismatch needs one call only: it is reported in every run,
+    # while the undeclared-name check, which needs every file, says why it is silent.
+    config = _mesh_project(tmp_path)
+    write(
+        tmp_path / "pkg" / "uses.py",
+        _USES.replace('(2,), mesh_dim_names=("dp",)', '(2, 4), mesh_dim_names=("dp",)'),
+    )
+
+    with caplog.at_level(logging.INFO, logger="ranklint.engine"):
+        found = _one_file(str(tmp_path / "pkg" / "uses.py"), config)
+
+    assert [(line, code) for line, _, code, _ in found] == [(6, "RNK507")]
+    assert "RNK507: not judged across files" in caplog.text
+
+
+def test_check_of_a_sub_folder_of_a_larger_repository_reports_a_mismatch_within_one_call(
+    tmp_path: Path, run_cli, caplog: pytest.LogCaptureFixture
+) -> None:
+    write(tmp_path / ".git" / "HEAD", "ref: refs/heads/main\n")
+    write(tmp_path / "other" / "mesh.py", _MESH)
+    write(
+        tmp_path / "sub" / "mesh_setup.py",
+        "from torch.distributed.device_mesh import init_device_mesh\n\n\n"
+        'def build():\n    return init_device_mesh("cuda", (2, 4), mesh_dim_names=("dp",))\n',
+    )
+
+    with caplog.at_level(logging.INFO, logger="ranklint.engine"):
+        run = run_cli("check", ".", "--no-cache", "--verbose", cwd=tmp_path / "sub")
+
+    assert run.out.startswith("mesh_setup.py:5:12: RNK507 the mesh shape has 2 dimensions")
+    assert "RNK507: not judged across files" in caplog.text

@@ -57,23 +57,11 @@ def lint_source(
 
     linter = Linter(config if config is not None else Config())
     result = linter.lint_source(source, str(path))
-    per_file = {id(finding) for finding in result.findings}
     # The file is the whole project unless it is one of many (flake8).
-    linter.project_phase([result], {str(path): source}, judge_suppressions=not partial)
-    if partial:
-        result.findings = [
-            finding
-            for finding in result.findings
-            if id(finding) in per_file or not _needs_whole_project(finding.code)
-        ]
+    linter.project_phase(
+        [result], {str(path): source}, judge_suppressions=not partial, complete=not partial
+    )
     return LintResult.merge([result])
-
-
-def _needs_whole_project(code: str) -> bool:
-    from ranklint.rules import rule_by_code
-
-    rule = rule_by_code(code)
-    return rule is not None and rule.whole_project
 
 
 def lint_paths(
@@ -223,7 +211,7 @@ def _lint_group(
         made = cache.get_project(key) if key is not None else None
         if made is not None:
             add_project_findings(results, made)
-            return _finished(results, files, complete=not others, through=not only_given_files)
+            return _finished(results, files, through=not only_given_files)
     from ranklint.engine import Linter
 
     # `known` spares a second lookup of each file (equivalent mutant without it).
@@ -247,17 +235,19 @@ def _lint_group(
         results += called
         complete = len(called) == len(others)
     Linter(config).project_phase(
-        results, cache=cache, jobs=jobs, judge_suppressions=complete and whole_project
+        results,
+        cache=cache,
+        jobs=jobs,
+        judge_suppressions=complete and whole_project,
+        complete=complete,
     )
-    return _finished(results, files, complete=complete, through=not only_given_files)
+    return _finished(results, files, through=not only_given_files)
 
 
-def _finished(
-    results: Sequence[FileResult], files: Sequence[str], *, complete: bool, through: bool
-) -> LintResult:
+def _finished(results: Sequence[FileResult], files: Sequence[str], *, through: bool) -> LintResult:
     """The run's result from the results of the given files (first) and the others;
     with ``through``, the others' findings whose trace passes through a given file too."""
-    merged = _merged(results[: len(files)], (), complete=complete)
+    merged = LintResult.merge(results[: len(files)])
     if through:
         given = {os.path.abspath(path) for path in files}
         reached = [
@@ -329,15 +319,6 @@ def _called_files(
         )
         remaining = [path for path in remaining if path not in wanted]
     return added
-
-
-def _merged(results: Sequence[FileResult], missing: Sequence[str], *, complete: bool) -> LintResult:
-    """The run's result; without every project file in the run, checks that need
-    them all (``Rule.whole_project``) report nothing rather than guess."""
-    if not complete:
-        for result in results:
-            result.findings = [f for f in result.findings if not _needs_whole_project(f.code)]
-    return LintResult.merge(results, missing)
 
 
 def lint_files(

@@ -227,16 +227,20 @@ class Cache:
         self._write(self._entry(key), blob)
 
     # -- the project phase's findings ---------------------------------------------
-    def project_key(self, results: Sequence[FileResult], *, judged: bool = False) -> str | None:
+    def project_key(
+        self, results: Sequence[FileResult], *, judged: bool = False, complete: bool = True
+    ) -> str | None:
         """The key of a project phase over ``results``, in their order.
 
         The phase's findings depend only on the files' paths and bytes (their
-        keys), on the configuration (the fingerprint, part of every key) and on
-        whether it judged suppressions of project-phase codes (``judged``).
+        keys), on the configuration (the fingerprint, part of every key), on
+        whether it judged suppressions of project-phase codes (``judged``) and
+        on whether the results are the whole project (``complete``).
         ``None`` when a result did not go through this cache.
         """
         digest = hashlib.sha256()
         digest.update(b"judged" if judged else b"unjudged")
+        digest.update(b"complete" if complete else b"part")
         for result in results:
             if result.cache_key is None:
                 return None

@@ -225,6 +225,7 @@ class Linter:
         jobs: int | None = 1,
         *,
         judge_suppressions: bool = False,
+        complete: bool = True,
     ) -> None:
         """Add the findings that need every file's facts (call graph) to ``results``.
 
@@ -242,16 +243,33 @@ class Linter:
         ``judge_suppressions``: the results are the whole project, so the RNK002
         candidates for codes of project-phase rules (``unused_candidates``) are
         judged: kept where the phase suppressed nothing with them.
+
+        ``complete``: the results are every file of the project. When not (a
+        run over part of a project that did not reach all of its files), the
+        checks that need every file (``Rule.whole_project``: is a mesh
+        dimension declared anywhere?) are not run, and ``--verbose`` says so;
+        their rules' per-file findings are kept.
         """
-        if not self._project_rules:
+        rules = self._project_rules
+        if not complete:
+            undecided = [rule.code for rule in rules if rule.whole_project]
+            if undecided:
+                logger.info(
+                    "%s: not judged across files: this run sees %d files, not every file of "
+                    "the project",
+                    ", ".join(undecided),
+                    len(results),
+                )
+            rules = tuple(rule for rule in rules if not rule.whole_project)
+        if not rules:
             return
         judged = judge_suppressions
         key = None
         if cache is not None and not sources:
-            key = cache.project_key(results, judged=judged)
+            key = cache.project_key(results, judged=judged, complete=complete)
         made = cache.get_project(key) if cache is not None and key is not None else None
         if made is None:
-            made, used = self._project_findings(results, sources or {}, cache, jobs)
+            made, used = self._project_findings(results, sources or {}, cache, jobs, rules)
             if judged:
                 _add_unused(made, results, used)
             if cache is not None and key is not None:
@@ -264,6 +282,7 @@ class Linter:
         sources: dict[str, str | bytes],
         cache: Cache | None,
         jobs: int | None,
+        rules: Sequence[type[Rule]],
     ) -> tuple[dict[str, list[Finding]], set[tuple[str, int, str]]]:
         """The project phase's findings by path (see :meth:`project_phase`), and the
         (path, line, code) of each suppression comment that suppressed one."""
@@ -276,7 +295,7 @@ class Linter:
         codes: dict[str, set[str]] = {}
         found: list[tuple[type[Rule], ProjectFinding]] = []
         facts = ProjectFacts(summaries, self.settings)
-        checked = run_with_large_stack(_check_project_deeply, self._project_rules, facts)
+        checked = run_with_large_stack(_check_project_deeply, rules, facts)
         for rule, finding in checked:
             if finding.path not in codes:
                 codes[finding.path] = {enabled.code for enabled in self.rules_for(finding.path)}

@@ -50,11 +50,13 @@ model construction, after minutes of start-up on every rank.
     limits = """\
 Only literal shapes and names are compared; meshes built from computed names,
 and indexing of meshes stored under names without `mesh`, are not checked.
-The undeclared-name check joins the declarations of every file of the run: the
-CLI joins the whole project by default, but the flake8 face sees one file at a
-time and cannot tell whether another file declares a name, so it reports only
-the shape/name mismatch. A run of a subset of the files
-(`--no-project-index`) judges names against that subset only.
+The shape/name mismatch needs one call and is reported in every run. The
+undeclared-name check joins the declarations of every file of the project: a
+run that does not see all of them (the flake8 face, one file at a time; a
+cold run over part of a project, such as `ranklint check .` in a sub-folder
+of a larger repository, that did not reach its other files) does not judge
+names, and says so with `--verbose`. A run with `--no-project-index` judges
+names against the files it was given.
 """
     valid = (
         """
