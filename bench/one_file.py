@@ -7,9 +7,10 @@ files one at a time, each as a fresh run without a cache with the project
 index on (as ``ranklint check FILE`` in a fresh clone): N files picked at
 random and N of the files that hold findings. For each it prints the time as
 a share of the whole run and any finding that differs from the whole run's
-findings in that file. A one-file run leaves out only what needs the file's
-callers (a helper made hot by another file's step loop, an entry script
-imported by another file) and the checks that need every file (RNK507).
+findings in that file. A one-file run leaves out only an entry script
+imported by another file (RNK101) and the checks that need every file
+(RNK507's undeclared mesh dimensions); ``bench/callers.py`` measures how it
+finds callers.
 In-process times: the interpreter's start (about 0.1-0.3 s) is not counted.
 """
 

@@ -74,10 +74,19 @@ def test_lint_paths_of_one_file_follows_calls_into_the_rest_of_the_project_when_
     assert whole.files_checked == 1  # the other files are read, not reported
 
 
-def test_lint_paths_reports_only_the_given_files_of_a_whole_project(project: Path) -> None:
-    result = lint_paths(["utils.py"], Config(), jobs=1, whole_project=True)
+def test_lint_paths_reports_only_the_given_files_of_a_whole_project_when_asked(
+    project: Path,
+) -> None:
+    result = lint_paths(["utils.py"], Config(), jobs=1, whole_project=True, only_given_files=True)
 
     assert result.findings == []
+    assert result.files_checked == 1
+
+
+def test_lint_paths_of_a_helper_reports_its_callers_findings_cold(project: Path) -> None:
+    result = lint_paths(["utils.py"], Config(select=("RNK102",)), jobs=1, whole_project=True)
+
+    assert [(f.path, f.line) for f in result.findings] == [("train.py", 6)]
     assert result.files_checked == 1
 
 

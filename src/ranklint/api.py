@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -233,6 +234,17 @@ def _lint_group(
             cache=cache,
         )
         results += called
+        loaded = {result.path for result in called}
+        callers = _caller_files(
+            files,
+            [path for path in others if path not in loaded],
+            results,
+            config,
+            jobs=jobs,  # pragma: no mutate (how many processes lint, not what they find)
+            cache=cache,
+        )
+        results += callers
+        called += callers
         complete = len(called) == len(others)
     Linter(config).project_phase(
         results,
@@ -287,8 +299,12 @@ def _called_files(
     *,
     jobs: int | None,
     cache: Cache | None,
+    only: Collection[tuple[str, str]] | None = None,
+    guards_only: bool = False,
 ) -> list[FileResult]:
-    """Lint, round by round, the ``others`` that the calls of ``files`` lead into.
+    """Lint, round by round, the ``others`` that the calls of ``files`` lead into
+    (``only``: the calls of those of their functions, by (path, qualname);
+    ``guards_only``: the calls that decide their rank tests).
 
     Each round follows the calls from ``files`` through the files linted so
     far and lints the project files their lookups may mean; it ends when no
@@ -307,7 +323,7 @@ def _called_files(
             for result in (*results, *added)
             if (summary := result.module_summary()) is not None
         ]
-        wanted = files_to_load(summaries, given, modules)
+        wanted = files_to_load(summaries, given, modules, only=only, guards_only=guards_only)
         batch = [path for path in remaining if path in wanted]
         if not batch:
             break
@@ -319,6 +335,76 @@ def _called_files(
         )
         remaining = [path for path in remaining if path not in wanted]
     return added
+
+
+def _caller_files(
+    files: Sequence[str],
+    others: Sequence[str],
+    results: Sequence[FileResult],
+    config: Config,
+    *,
+    jobs: int | None,
+    cache: Cache | None,
+) -> list[FileResult]:
+    """Lint, round by round, the ``others`` that may call into the given ``files``
+    (:class:`~ranklint.analysis.reach.CallerSearch`): each round reads the text of
+    the files not linted yet (no parse), lints those that mention a name a caller
+    must use, and searches for their callers next, until no file mentions one.
+    Then the files that decide those callers' rank tests join too."""
+    from ranklint.analysis.reach import CallerSearch
+
+    search = CallerSearch(
+        (summary for result in results if (summary := result.module_summary()) is not None),
+        set(files),
+    )
+    texts: dict[str, str] = {}
+    remaining = list(others)
+    added: list[FileResult] = []
+    while remaining:
+        wanted = search.pending()
+        if not wanted:
+            break
+        batch = [path for path in remaining if _mentions(_text(path, texts), wanted)]
+        if not batch:
+            break
+        linted = lint_files(batch, config, jobs=jobs, cache=cache)
+        added += linted
+        search.add(summary for result in linted if (summary := result.module_summary()) is not None)
+        taken = set(batch)
+        remaining = [path for path in remaining if path not in taken]
+    if added and remaining:
+        # The files that decide the callers' rank tests (`if is_main():`).
+        added += _called_files(
+            [result.path for result in added],
+            remaining,
+            [*results, *added],
+            config,
+            jobs=jobs,  # pragma: no mutate (how many processes lint, not what they find)
+            cache=cache,
+            only=search.targets,
+            guards_only=True,
+        )
+    return added
+
+
+def _mentions(text: str, wanted: set[tuple[str, frozenset[str]]]) -> bool:
+    """``text`` holds one of the names, as a word, and a word of its module."""
+    for name, words in wanted:
+        if not (name in text and re.search(rf"\b{re.escape(name)}\b", text)):
+            continue
+        if not words or any(re.search(rf"\b{re.escape(word)}\b", text) for word in words):
+            return True
+    return False
+
+
+def _text(path: str, texts: dict[str, str]) -> str:
+    """The text of ``path`` for a name search (bytes decoded leniently; empty if unreadable)."""
+    if path not in texts:
+        try:
+            texts[path] = Path(path).read_bytes().decode("utf-8", errors="replace")
+        except OSError:
+            texts[path] = ""
+    return texts[path]
 
 
 def lint_files(

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import pathspec
 
 from ranklint.analysis.defaults import DEFAULT_HOT_FUNCTIONS, DEFAULT_RANK_NAMES
-from ranklint.analysis.layout import layout_fingerprint
+from ranklint.analysis.layout import layout_fingerprint, project_folder
 from ranklint.options import (
     BOOLEAN,
     CODE_TABLE,
@@ -481,8 +481,11 @@ def load_config(path: str | Path | None = None, *, cwd: Path | None = None) -> C
     With ``path``: that file (``pyproject.toml`` uses its ``[tool.ranklint]``
     table, any other TOML file its top level). Without: the nearest
     configuration file walking up from ``cwd`` (:func:`config_file_in`);
-    defaults when there is none. A table's ``extend = "FILE"`` (a path
-    relative to it) inherits FILE's table; the table's own keys win.
+    defaults when there is none, rooted at the project holding ``cwd`` (the
+    nearest folder with a project marker, see :func:`project_folder`), so that
+    every run over one project has one root whatever paths it is given. A
+    table's ``extend = "FILE"`` (a path relative to it) inherits FILE's table;
+    the table's own keys win.
     """
     start = (cwd or Path.cwd()).absolute()
     if path is not None:
@@ -491,7 +494,7 @@ def load_config(path: str | Path | None = None, *, cwd: Path | None = None) -> C
         file = config_file_in(directory)
         if file is not None:
             return load_config_file(file, discovered=True)
-    return Config(root=start, discovered=True)
+    return Config(root=project_folder(start) or start, discovered=True)
 
 
 def config_file_in(directory: Path) -> Path | None:
