@@ -278,6 +278,16 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_fix_rule_mutants.py",
         ),
     ),
+    # The trust issue: which names a wildcard gives (RNK301's fix), and the audit
+    # of every fix (no fix silences a finding without doing what it asked).
+    "trust": (
+        ("analysis/wildcards.py", "fix_audit.py"),
+        (
+            "tests/test_fix_audit.py",
+            "tests/test_imports_precision.py",
+            "tests/test_rule_fixes.py",
+        ),
+    ),
     # The adoption faces: baselines, --add-noqa, and RNK002 (unused suppressions).
     "adoption": (
         ("faces/baseline.py", "faces/noqa.py", "rules/framework/unused_suppression.py"),
@@ -375,6 +385,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_engine_paths.py",
             "tests/test_project.py",
             "tests/test_hot_path.py",
+            "tests/test_through_given_files.py",
         ),
     ),
     # The rule modules the default-set precision work changed (a subset of "rules").

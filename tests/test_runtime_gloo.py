@@ -39,7 +39,7 @@ def test_gloo_collective_under_rank_guard_is_diffed_from_flight_recorder() -> No
 
 def test_gloo_different_ops_report_both_lines() -> None:
     with pytest.raises(DivergenceError) as caught:
-        run_ranks(cases.mismatched_ops, 2, mode="gloo", timeout=10, explain=False)
+        run_ranks(cases.mismatched_ops, 2, mode="gloo", timeout=20, explain=False)
 
     assert "disagree on the op" in str(caught.value)
     assert _lines(caught.value) == {
@@ -90,15 +90,62 @@ def test_gloo_rank_raises_rank_failure_naming_the_rank() -> None:
     assert "ValueError: bad batch on rank 1" in str(caught.value)
 
 
-def test_gloo_rank_that_never_returns_is_killed_at_the_deadline_with_its_stack() -> None:
+def _spinning_rank_times_out() -> RanksTimeout:
+    """Run ``spins_forever`` to its deadline (4 s); the timeout it raises."""
     cases.RELEASE.clear()  # the forked ranks inherit it: cleared, they spin
     try:
         with pytest.raises(RanksTimeout) as caught:
             run_ranks(cases.spins_forever, 2, mode="gloo", timeout=4)
     finally:
         cases.RELEASE.set()
+    return caught.value
 
-    assert f"runtime_cases.py:{cases.line_of('spin')} in spins_forever()" in str(caught.value)
+
+def test_gloo_rank_that_never_returns_is_killed_at_the_deadline_with_its_stack() -> None:
+    timeout = _spinning_rank_times_out()
+
+    assert f"runtime_cases.py:{cases.line_of('spin')} in spins_forever()" in str(timeout)
+
+
+def _slow_flight_recorder(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+    """Every rank's Flight Recorder dump takes ``seconds`` (a loaded machine); the
+    forked ranks inherit the patch."""
+    import time
+
+    from ranklint.runtime import _torch
+
+    real = _torch.dump_flight_recorder
+
+    def slow() -> bytes:
+        time.sleep(seconds)
+        return real()
+
+    monkeypatch.setattr(_torch, "dump_flight_recorder", slow)
+
+
+def test_gloo_rank_whose_outcome_is_written_after_the_deadline_still_reports_its_stack(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The watchdog fires at 2 s and writes at 8 s, past the deadline and grace (7 s).
+    _slow_flight_recorder(monkeypatch, 6.0)
+
+    timeout = _spinning_rank_times_out()
+
+    assert f"runtime_cases.py:{cases.line_of('spin')} in spins_forever()" in str(timeout)
+
+
+def test_gloo_watchdog_firing_while_a_rank_writes_its_outcome_keeps_that_outcome(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each rank's main thread is inside its (slow) dump when its watchdog fires
+    # at 2 s: the watchdog waits for the write instead of leaving without it.
+    _slow_flight_recorder(monkeypatch, 4.0)
+
+    with pytest.raises(RankFailure) as caught:
+        run_ranks(cases.fails_on_rank_one, 2, mode="gloo", timeout=4)
+
+    assert caught.value.rank == 1
+    assert "ValueError: bad batch on rank 1" in str(caught.value)
 
 
 def test_gloo_falls_back_when_threads_are_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,7 +159,7 @@ def test_gloo_falls_back_when_threads_are_unavailable(monkeypatch: pytest.Monkey
 @pytest.mark.parametrize(("case", "field"), cases.ARGUMENT_MISMATCHES)
 def test_gloo_argument_mismatch_names_the_field(case: object, field: str) -> None:
     with pytest.raises(DivergenceError) as caught:
-        run_ranks(case, 2, mode="gloo", timeout=10, explain=False)  # type: ignore[arg-type]
+        run_ranks(case, 2, mode="gloo", timeout=20, explain=False)  # type: ignore[arg-type]
 
     assert caught.value.divergence.reason == f"the ranks disagree on the {field}"
 

@@ -92,6 +92,11 @@ def files_to_load(
                         ref.module,
                         0,  # pragma: no mutate  (any small starting depth looks up the same names)
                     )
+    return _unloaded(index, modules)
+
+
+def _unloaded(index: _RecordingIndex, modules: ModuleMap) -> set[str]:
+    """The files the names ``index`` looked up may mean that it does not hold yet."""
     loaded = set(index.names)
     return {
         path
@@ -129,13 +134,7 @@ def _guard_files(
             for element in callee.function.elements or ():
                 returned |= element.via
             work.append((callee, frozenset(returned)))
-    loaded = set(index.names)
-    return {
-        path
-        for name in index.asked
-        for path in modules.files_for(name, whole=False)
-        if path not in loaded
-    }
+    return _unloaded(index, modules)
 
 
 def _tests(events: Sequence[Event]) -> Iterator[Cond]:

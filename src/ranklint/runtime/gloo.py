@@ -58,6 +58,11 @@ _MARGIN = 2.0
 _LINGER = 0.5
 #: Seconds the parent gives the ranks after the deadline to write their outcome.
 _GRACE = 3.0
+#: Seconds more it waits for a rank that is still alive then: its watchdog has
+#: fired and is writing (a Flight Recorder dump takes seconds on a loaded
+#: machine); the wait ends as soon as the rank exits, so only a rank whose
+#: watchdog cannot run costs it.
+_LATE = 60.0
 #: Flight Recorder's dtype names, as threads mode writes them.
 _DTYPES = {
     "float": "float32",
@@ -129,18 +134,27 @@ def _child(
     notes: list[_torch.Annotation] = []
     outcome: dict[str, Any] = {"rank": rank, "state": "failed", "result": None, "notes": notes}
     written = threading.Lock()
+    # Set once the outcome is on disk, whichever thread wrote it.
+    on_disk = threading.Event()
     main = threading.main_thread()
 
     def finish(update: dict[str, Any]) -> None:
+        """Write the outcome once; a second caller waits until the first has written
+        it (the main thread may be inside the Flight Recorder dump when the watchdog
+        fires: leaving then would lose the outcome)."""
         if not written.acquire(blocking=False):
+            on_disk.wait()
             return
-        outcome.update(update)
         try:
-            outcome["fr"] = _torch.dump_flight_recorder()
-            outcome["groups"] = _torch.known_groups(dist)
-        except Exception as error:  # no process group, or Flight Recorder moved
-            outcome.setdefault("error", f"{type(error).__name__}: {error}")
-        _write(_outcome_path(folder, rank), outcome)
+            outcome.update(update)
+            try:
+                outcome["fr"] = _torch.dump_flight_recorder()
+                outcome["groups"] = _torch.known_groups(dist)
+            except Exception as error:  # no process group, or Flight Recorder moved
+                outcome.setdefault("error", f"{type(error).__name__}: {error}")
+            _write(_outcome_path(folder, rank), outcome)
+        finally:
+            on_disk.set()
 
     def watchdog() -> None:
         time.sleep(max(timeout - _MARGIN, 0.1))
@@ -204,6 +218,11 @@ def run(
             deadline = time.monotonic() + timeout + _GRACE
             for process in processes:
                 process.join(max(deadline - time.monotonic(), 0))
+            # Past the deadline every rank's watchdog has fired: wait for the
+            # ranks still writing their outcome to exit, not for a fixed time.
+            late = time.monotonic() + _LATE
+            for process in processes:
+                process.join(max(late - time.monotonic(), 0))
         finally:
             for process in processes:
                 if process.is_alive():
