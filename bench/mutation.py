@@ -284,6 +284,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("analysis/wildcards.py", "fix_audit.py"),
         (
             "tests/test_fix_audit.py",
+            "tests/test_wildcards.py",
             "tests/test_imports_precision.py",
             "tests/test_rule_fixes.py",
         ),

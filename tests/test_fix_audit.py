@@ -222,6 +222,7 @@ def _finding(
 
 
 SAFE_ROOT = Fix(Applicability.SAFE, "root", (Edit(1, 30, 1, 30, ", src=0"),))
+UNSAFE = Fix(Applicability.UNSAFE, "some change", SAFE_ROOT.edits)
 BEFORE = "dist.broadcast_object_list(o, group=g)\n"
 AFTER = "dist.broadcast_object_list(o, group=g, src=0)\n"
 
@@ -383,3 +384,203 @@ def test_every_fix_on_a_generated_program_passes_the_audit(program: tuple[str, s
     violations = audit_fixes(source, path, ALL)
 
     assert [v.describe() for v in violations] == []
+
+
+# -- the audit's own paths, with findings made by hand ---------------------------
+
+
+def _linting(monkeypatch: pytest.MonkeyPatch, by_text: dict[str, list[Finding]]) -> None:
+    """The audit lints each text to the findings given for it."""
+    import ranklint.fix_audit as fix_audit
+
+    class Result:
+        def __init__(self, findings: list[Finding]) -> None:
+            self.findings = findings
+
+    monkeypatch.setattr(fix_audit, "lint_source", lambda text, path, config: Result(by_text[text]))
+
+
+def test_audit_goes_on_past_a_fix_that_does_not_apply_and_collects_every_violation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = "a = f(x)\nb = g(y)\n"
+    stale = Fix(Applicability.SAFE, "stale", (Edit(9, 1, 9, 1, "z"),))  # no line 9
+    first = Fix(Applicability.UNSAFE, "first", (Edit(1, 8, 1, 8, ", k=1"),))
+    second = Fix(Applicability.UNSAFE, "second", (Edit(2, 8, 2, 8, ", k=1"),))
+    before = [
+        _finding("RNK899", 1, 1, 3, "no fix", None),
+        _finding("RNK900", 1, 5, 9, "nothing asked", stale),
+        _finding("RNK901", 1, 5, 9, "pass `op=1`", first),
+        _finding("RNK902", 2, 5, 9, "pass `op=1`", second),
+    ]
+    _linting(
+        monkeypatch,
+        {
+            text: before,
+            "a = f(x, k=1)\nb = g(y)\n": [before[0], before[1], before[3]],
+            "a = f(x)\nb = g(y, k=1)\n": [before[0], before[1], before[2]],
+        },
+    )
+
+    violations = audit_fixes(text, "m.py", ALL)
+
+    assert [(v.fixed.code, v.silenced.code if v.silenced else None) for v in violations] == [
+        ("RNK901", "RNK901"),
+        ("RNK902", "RNK902"),
+    ]
+    assert violations[0].describe() == (
+        "m.py:1:5: the fix of RNK901 (first) silences RNK901 at line 1 (pass `op=1`) "
+        "without making any change it asks for"
+    )
+
+
+def test_audit_counts_two_findings_of_one_code_on_one_line_apart() -> None:
+    fixed = _finding("RNK103", 1, 1, 39, "pass `group_src=0`", SAFE_ROOT)
+    twin = _finding("RNK103", 1, 5, 20, "pass `group_src=0`", None)
+
+    unsafe = Fix(Applicability.UNSAFE, "root", SAFE_ROOT.edits)
+    fixed_unsafe = _finding("RNK103", 1, 1, 39, "pass `group_src=0`", unsafe)
+
+    violations = _audit_one(fixed, [fixed, twin], [twin], BEFORE, AFTER)
+
+    assert [v.silenced for v in violations if v.silenced is not None] == [twin]
+    assert _audit_one(fixed_unsafe, [fixed_unsafe, twin], [twin, twin], BEFORE, AFTER) == []
+
+
+def test_audit_of_a_safe_fix_names_it_and_counts_every_code_it_changed() -> None:
+    fixed = _finding("RNK103", 1, 1, 39, "pass `src=0`", SAFE_ROOT)
+    after = [
+        _finding("RNK110", 3, 1, 10, "x", None),
+        _finding("RNK109", 4, 1, 10, "x", None),
+        _finding("RNK109", 5, 1, 10, "x", None),
+    ]
+
+    (violation,) = _audit_one(fixed, [fixed], after, BEFORE, AFTER)
+
+    assert violation.fixed is fixed
+    assert violation.why.endswith("nothing before, RNK109 x2, RNK110 x1 after")
+
+
+@pytest.mark.parametrize("length", [80, 81])
+def test_audit_describes_a_violation_with_a_short_message(length: int) -> None:
+    from ranklint.fix_audit import FixViolation
+
+    silenced = _finding("RNK102", 1, 1, 5, "q" * length, UNSAFE)
+    fixed = _finding("RNK108", 1, 1, 5, "pass `group=pg`", None)
+
+    described = _audit_one(silenced, [silenced], [], "f(t)\n", "f(t, y=1)\n")[0].describe()
+    text = FixViolation(fixed, None, "why").describe()
+
+    assert described.count("q") == (77 if length > 80 else length)
+    assert ("q..." in described) is (length > 80)
+    assert text == "m.py:1:1: the fix of RNK108 () why"
+
+
+def test_audit_asks_for_a_span_only_on_the_findings_own_lines() -> None:
+    finding = _finding("RNK106", 1, 1, 5, "pass `op=ReduceOp.SUM`", UNSAFE)
+    before = "f(t)\nop=ReduceOp.SUM\n"
+
+    assert len(_audit_one(finding, [finding], [], before, "f(t, x=1)\nop=ReduceOp.SUM\n")) == 1
+
+
+def test_audit_follows_a_span_pushed_down_by_the_lines_a_fix_adds() -> None:
+    before = "f(\n    t,\n)\n"
+    after = "f(\n    t,\n    u,\n    op=dist.ReduceOp.SUM,\n)\n"
+    finding = Finding(
+        "RNK106", "n", Severity.WARNING, "pass `op=ReduceOp.SUM`", "m.py", 1, 1, 3, 2, (), UNSAFE
+    )
+
+    assert _audit_one(finding, [finding], [], before, after) == []
+
+
+@pytest.mark.parametrize(
+    ("other", "same"),
+    [
+        ((1, 39, 1, 45), True),  # starts where the fixed one ends
+        ((1, 40, 1, 45), False),  # starts after it
+        ((1, 1, 1, 50), True),  # holds its start, starting at the same place
+        ((1, 5, 1, 45), True),  # starts inside it, ends after it
+        ((2, 1, 2, 5), False),  # on another line
+    ],
+)
+def test_audit_tells_findings_about_the_same_call_by_their_spans(
+    other: tuple[int, int, int, int], same: bool
+) -> None:
+    from ranklint.fix_audit import _same_call
+
+    fixed = _finding("RNK103", 1, 1, 39, "m", None)
+    line, col, end_line, end_col = other
+    candidate = Finding("RNK1", "n", Severity.WARNING, "m", "m.py", line, col, end_line, end_col)
+    holder = Finding("RNK1", "n", Severity.WARNING, "m", "m.py", 1, 1, 1, 60)
+
+    assert _same_call(candidate, fixed) is same
+    assert _same_call(fixed, holder)
+
+
+def test_audit_reads_only_the_findings_lines_shifted_by_the_lines_a_fix_adds() -> None:
+    before = "f(\n    t,\n)\n\n\nop = dist.ReduceOp.SUM\n"
+    added = "f(\n    t,\n    op=dist.ReduceOp.SUM,\n)\n\n\nop = dist.ReduceOp.SUM\n"
+    nothing = "f(\n    t,\n    x=1,\n)\n\n\nop=dist.ReduceOp.SUM\nop=dist.ReduceOp.SUM\n"
+    fix = Fix(Applicability.UNSAFE, "op", (Edit(2, 7, 2, 7, "\n    op=dist.ReduceOp.SUM,"),))
+    finding = Finding(
+        "RNK106", "n", Severity.WARNING, "pass `op=ReduceOp.SUM`", "m.py", 1, 1, 3, 2, (), fix
+    )
+
+    assert _audit_one(finding, [finding], [], before, added) == []
+    assert len(_audit_one(finding, [finding], [], before, nothing)) == 1
+
+
+def test_audit_of_a_removal_needs_the_named_text_removed() -> None:
+    fixed = _finding("RNK002", 1, 1, 39, "remove `group=g` from the call", SAFE_ROOT)
+
+    (violation,) = _audit_one(fixed, [fixed], [], BEFORE, AFTER)
+
+    assert violation.silenced is fixed
+
+
+def test_audit_of_names_keeps_to_what_the_fix_changed_and_names_the_fixed_finding() -> None:
+    fix = Fix(Applicability.UNSAFE, "names", (Edit(1, 1, 1, 1, ""),))
+    fixed = _finding("RNK301", 1, 1, 17, "wildcard", fix)
+    before = "from m import *\nc = 0\nif c:\n    x = 1\nprint(x, y)\ndef f(a: T): pass\n"
+    # `x` is now bound on every path; `T` comes in under another name.
+    after = (
+        "from m import y, Thing as T\nc = 0\nx = 0\nif c:\n    x = 1\nprint(x, y)\n"
+        "def f(a: T): pass\n"
+    )
+
+    violations = _audit_names(fixed, before, after)
+
+    assert [(v.fixed, v.why) for v in violations] == [
+        (fixed, "imports `T`, which the module reads only in annotations")
+    ]
+    assert _audit_names(fixed, "x = 1\n", "x = 2\n") == []  # no wildcard before
+
+
+def test_audit_names_why_it_flags_a_fix_it_cannot_see_through() -> None:
+    fixed = _finding("RNK601", 1, 1, 20, "x", SAFE_ROOT)
+
+    (star,) = _audit_blind_spots(fixed, "torch.allclose(*args)\n")
+    (shim,) = _audit_blind_spots(fixed, "from m import *  # noqa: F403\n")
+
+    assert (
+        star.why == "edits a call that passes `*args` or `**kwargs`, whose contents it cannot see"
+    )
+    assert shim.why == "edits an import marked deliberate for pyflakes (a re-export)"
+    assert star.fixed is fixed
+    assert shim.fixed is fixed
+
+
+def test_audit_of_a_file_reports_a_wildcard_fix_that_leaves_a_name_unbound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = "from m import *\nprint(a, b)\n"
+    fix = Fix(Applicability.UNSAFE, "names", (Edit(1, 15, 1, 16, "a"),))
+    plain = _finding("RNK303", 2, 1, 12, "use a logger", None)
+    wildcard = _finding("RNK301", 1, 1, 16, "wildcard", fix)
+    _linting(monkeypatch, {text: [plain, wildcard], "from m import a\nprint(a, b)\n": [plain]})
+
+    violations = audit_fixes(text, "m.py", ALL)
+
+    assert [(v.fixed, v.why) for v in violations if v.silenced is None] == [
+        (wildcard, "leaves `b` unbound where it is read")
+    ]

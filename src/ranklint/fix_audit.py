@@ -217,7 +217,8 @@ def _pattern(span: str) -> re.Pattern[str] | None:
 
 
 def _lines(text: str, first: int, last: int) -> str:
-    return "\n".join(text.splitlines()[first - 1 : last])
+    # Any separator: spans are counted within lines.
+    return "\n".join(text.splitlines()[first - 1 : last])  # pragma: no mutate
 
 
 def _short(message: str) -> str:

