@@ -217,3 +217,71 @@ def test_moved_record_does_not_match_when_two_missing_files_could_be_its_old_pla
     assert (moved.new, moved.known, +moved.stale) == ([], 1, Counter())
     assert moved.moved == Counter({((code, "gone.py", digest), (code, "now.py", digest)): 1})
     assert (ambiguous.new, ambiguous.known, ambiguous.stale) == ([finding], 0, two_gone)
+
+
+def _records(tmp_path: Path, *paths: str, count: int = 1):
+    """Findings of TRAIN in ``paths`` (written), and the key of the first one."""
+    from ranklint.faces import baseline
+    from ranklint.findings import Finding, Severity
+
+    findings = []
+    for name in paths:
+        path = write(tmp_path / name, TRAIN)
+        for _ in range(count):
+            findings.append(Finding("RNK102", "n", Severity.ERROR, "m", str(path), 6, 9, 6, 25))
+    return findings, baseline.key_of(findings[0], tmp_path, {})
+
+
+def test_moved_file_with_two_copies_of_a_finding_matches_both_records_and_no_more(
+    tmp_path: Path,
+) -> None:
+    from collections import Counter
+
+    from ranklint.faces import baseline
+
+    findings, (code, _, digest) = _records(tmp_path, "now.py", count=3)
+    old, new = (code, "gone.py", digest), (code, "now.py", digest)
+
+    comparison = baseline.compare(findings, Counter({old: 2}), tmp_path)
+
+    assert (len(comparison.new), comparison.known, +comparison.stale) == (1, 2, Counter())
+    assert comparison.moved == Counter({(old, new): 2})
+    assert baseline.pruned(Counter({old: 2}), comparison.stale, comparison.moved) == (
+        baseline._render(Counter({new: 2}))
+    )
+
+
+def test_record_whose_file_still_exists_is_not_taken_for_a_moved_one(tmp_path: Path) -> None:
+    from collections import Counter
+
+    from ranklint.faces import baseline
+
+    findings, (code, _, digest) = _records(tmp_path, "other.py")
+    write(tmp_path / "train.py", "# the bug was fixed here\n")
+    recorded = Counter({(code, "train.py", digest): 1})
+
+    comparison = baseline.compare(findings, recorded, tmp_path)
+
+    assert (comparison.new, comparison.known) == (findings, 0)
+    assert comparison.stale == recorded
+    assert comparison.moved == Counter()
+
+
+def test_fully_matched_record_of_a_missing_path_is_not_matched_again(tmp_path: Path) -> None:
+    from collections import Counter
+
+    from ranklint.faces import baseline
+
+    findings, (code, _, digest) = _records(tmp_path, "now.py", count=2)
+    recorded = Counter({(code, "gone.py", digest): 1, (code, "now.py", digest): 1})
+
+    comparison = baseline.compare(findings, recorded, tmp_path)
+
+    assert baseline.pruned(recorded, comparison.stale, comparison.moved) == baseline._render(
+        Counter({(code, "now.py", digest): 2})
+    )
+    assert (comparison.new, comparison.known, comparison.moved) == (
+        [],
+        2,
+        Counter({((code, "gone.py", digest), (code, "now.py", digest)): 1}),
+    )

@@ -36,12 +36,7 @@ class Suppressions:
     by_line: dict[int, frozenset[str] | None] = field(default_factory=dict)
 
     def suppresses(self, code: str, lines: Iterable[int]) -> bool:
-        return self.suppressing_line(code, lines) is not None
-
-    def suppressing_line(self, code: str, lines: Iterable[int]) -> int | None:
-        """The first of ``lines`` whose comment suppresses ``code``; ``None`` if none does."""
-        found = self.suppressing(code, lines)
-        return found[0] if found is not None else None
+        return self.suppressing(code, lines) is not None
 
     def suppressing(self, code: str, lines: Iterable[int]) -> tuple[int, frozenset[str]] | None:
         """The first of ``lines`` whose comment suppresses ``code``, with the entries of

@@ -165,8 +165,8 @@ def _moves(unmatched: Sequence[Key], left: Counter[Key], folder: Path) -> dict[K
     same code and fingerprint, a recorded path that no longer exists, and for that
     code and fingerprint one such path and one new path."""
     gone: dict[tuple[str, str], set[Key]] = {}
-    for key, count in left.items():
-        if count > 0 and not (folder / key[1]).exists():
+    for key in +left:
+        if not (folder / key[1]).exists():
             gone.setdefault((key[0], key[2]), set()).add(key)
     arrived: dict[tuple[str, str], set[Key]] = {}
     for key in unmatched:
