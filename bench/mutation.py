@@ -387,6 +387,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_project.py",
             "tests/test_hot_path.py",
             "tests/test_through_given_files.py",
+            "tests/test_callers.py",
         ),
     ),
     # The rule modules the default-set precision work changed (a subset of "rules").
