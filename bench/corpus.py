@@ -1,10 +1,20 @@
 """Build and lint a review corpus: full source trees of distributed-training projects.
 
-    python bench/corpus.py build [--cache DIR] [--mirror-root DIR] [--project NAME ...]
+    python bench/corpus.py halves
+    python bench/corpus.py build [--cache DIR] [--mirror-root DIR] [--project NAME ... | --half H]
     python bench/corpus.py lint [--cache DIR] [--rules default|all ...] [--out FILE]
-                                [--jobs N] [--project NAME ...]
+                                [--jobs N] [--project NAME ... | --half tuning|test]
     python bench/corpus.py compare BEFORE.jsonl AFTER.jsonl [--prefix RNK1]
     python bench/corpus.py sample FINDINGS.jsonl [--prefix RNK2] [--per-code 30] [--seed 16]
+
+``halves`` prints the two halves of the corpus: the **tuning half**, which
+rules may be changed for, and the **test half**, which is linted once at the
+end of a round and judged, never tuned on. The ten projects of the earlier
+rounds (``TUNED_BEFORE``) were tuned on already, so they are in the tuning
+half; the others are split at random with ``SPLIT_SEED``: ``TUNING_DRAWN`` of
+them join the tuning half, the rest make the test half. A test-half project
+whose finding leads to a change moves to the tuning half (``MOVED``) and a
+spare (``SPARES``) takes its place.
 
 Unlike ``bench/ecosystem.py`` (published wheels), this corpus holds each
 project's whole repository at a pinned commit: tests, examples and scripts
@@ -23,11 +33,13 @@ is a git directory); otherwise the repository is cloned from GitHub
 special entries are skipped.
 
 ``lint`` runs ranklint in-process on each exported project with the default
-rule selection and/or every rule (``--rules``, both by default), and prints
-findings per code per project, the seconds each project took and every
-internal error. ``--out FILE`` writes every finding as one JSON object a line
-(``rules``, ``project``, ``path`` relative to ``DIR/src``, ``line``, ``col``,
-``code``, ``message`` and more) for review. Exits 1 if any internal error
+rule selection and/or every rule (``--rules``, both by default), at every
+confidence (each record says its tier and evidence), and prints findings per
+code per project (at every confidence, and at the default one), the seconds
+each project took and every internal error. ``--out FILE`` writes every
+finding as one JSON object a line (``rules``, ``project``, ``path`` relative
+to ``DIR/src``, ``line``, ``col``, ``code``, ``message``, ``confidence``,
+``evidence`` and more) for review. Exits 1 if any internal error
 occurred. Nothing downloaded is committed.
 
 ``compare`` reads two ``--out`` files (say, of the last release and of the
@@ -73,7 +85,74 @@ PROJECTS: dict[str, tuple[str, str]] = {
     "slime": ("THUDM/slime", "624b824a898ab0ec1fcb4d373004c7f3852bf515"),
     "torchrec": ("meta-pytorch/torchrec", "376cac6ad13c3a6e7fd43cc0fe432abbc7c39f7d"),
     "torchtune": ("pytorch/torchtune", "bd2a0fc7c31430972728494fa01aaeeb0ebf1ba1"),
+    # Added for issue 35 (fetched 2026-12-06, HEAD of the default branch).
+    "alpa": ("alpa-projects/alpa", "b8078a9f75cb4c90cabb4550ee48c99ef394e209"),
+    "apex": ("NVIDIA/apex", "6424da3b4faa6c8f062da4a48c424fff3f02d42d"),
+    "deepspeed-examples": (
+        "deepspeedai/DeepSpeedExamples",
+        "45b4b7156c8794a3452a5a7d03dbd8d797068569",
+    ),
+    "detectron2": ("facebookresearch/detectron2", "02b5c4e295e990042a714712c21dc79b731e8833"),
+    "dinov2": ("facebookresearch/dinov2", "b8931f7bf91576930313be2c6d6af376033b35f0"),
+    "fairseq2": ("facebookresearch/fairseq2", "027bdebca4b9177f1ac1df1cc981b9288465d68e"),
+    "internvl": ("OpenGVLab/InternVL", "2410d1dbf208f0e799459aff9376e5747dbf41a2"),
+    "lavis": ("salesforce/LAVIS", "506965b9c4a18c1e565bd32acaccabe0198433f7"),
+    "lingua": ("facebookresearch/lingua", "437d680e521873bb5971067148a69587790da853"),
+    "lit-llama": ("Lightning-AI/lit-llama", "2a464de2a1d2f266614d15091d3d7f30330c3ede"),
+    "ms-swift": ("modelscope/ms-swift", "3602360a562313afbf2ef6065fdf61f271a2c5b9"),
+    "nemo-rl": ("NVIDIA-NeMo/RL", "7ea279abfbeb698b092856d0dab61e7cf39bc909"),
+    "olmo-core": ("allenai/OLMo-core", "fa6c5014c9f6e9ee789da2d9c20d5126fee8df0d"),
+    "open-clip": ("mlfoundations/open_clip", "89fb801f1e6087880e951fc8354b8a2077b79c6d"),
+    "open-instruct": ("allenai/open-instruct", "e6c3044aa6201c8bfa4573c1b03142af599e730d"),
+    "open-sora": ("hpcaitech/Open-Sora", "7ad6a96a135feb81f755c84fb391818718f6beb2"),
+    "peft": ("huggingface/peft", "5d602fdbff04c33c1c4de55cda9d4ae1d7cb7e40"),
+    "prime-rl": ("PrimeIntellect-ai/prime-rl", "559b44772e471d1538537b8805cc77f3824a5e64"),
+    "pytorch-examples": ("pytorch/examples", "77f55b912142e11fcfdf5b530231fb9c52f181e8"),
+    "tnt": ("pytorch/tnt", "b83990d2e1c32ea78e49f5d464516abc26db1848"),
+    "torchforge": ("meta-pytorch/torchforge", "6e77f0b37596ef4d4f31924fbc46eb77d0c8043d"),
+    "torchscale": ("microsoft/torchscale", "4d1e0e82e5adf86dd424f1463192635b73fc8efc"),
+    "transformer-engine": (
+        "NVIDIA/TransformerEngine",
+        "d0067d0da6cb01811b8072a7d304f0e00344ce2b",
+    ),
+    "xformers": ("facebookresearch/xformers", "ca6d2aa0d43241fc8a8dcd872debc2406160160d"),
 }
+# Replace a test-half project that moved to the tuning half, in this order.
+SPARES: dict[str, tuple[str, str]] = {
+    "openrl": ("OpenRL-Lab/openrl", "4c92aa440c12a6834c3fd76c574a341480868436"),
+}
+PROJECTS.update(SPARES)
+# Tuned on in the rounds before issue 35: always in the tuning half.
+TUNED_BEFORE = (
+    "colossalai",
+    "composer",
+    "gpt-neox",
+    "litgpt",
+    "nemo",
+    "olmo",
+    "pytorch-lightning",
+    "slime",
+    "torchrec",
+    "torchtune",
+)
+# The split of the other projects: this many drawn into the tuning half with this seed.
+SPLIT_SEED = 35
+TUNING_DRAWN = 7
+# Test-half projects whose findings led to a change (each then replaced by a spare).
+MOVED: tuple[str, ...] = ()
+
+
+def halves() -> dict[str, list[str]]:
+    """The tuning and the test half (sorted names), from the recorded seed."""
+    fresh = sorted(name for name in PROJECTS if name not in TUNED_BEFORE and name not in SPARES)
+    drawn = random.Random(SPLIT_SEED).sample(fresh, TUNING_DRAWN)
+    tuning = [*TUNED_BEFORE, *drawn, *MOVED]
+    test = [name for name in fresh if name not in tuning]
+    spares = [name for name in SPARES if name not in tuning]
+    test += spares[: len(MOVED)]
+    return {"tuning": sorted(tuning), "test": sorted(test)}
+
+
 # Exported besides ``*.py``: files that mark a project's root.
 ROOT_MARKERS = frozenset({"pyproject.toml", "setup.cfg", "setup.py"})
 # Written into each exported tree: the commit it holds (a changed pin re-exports).
@@ -265,7 +344,8 @@ def lint(
                 continue
             for rules in rule_sets:
                 start = time.perf_counter()
-                config = Config(select=RULE_SETS[rules], root=source.absolute())
+                # Every tier: each record says its own (the default run shows `high`).
+                config = Config(select=RULE_SETS[rules], root=source.absolute(), confidence="low")
                 result = lint_paths([source], config, jobs=jobs)
                 seconds = time.perf_counter() - start
                 runs.append(ProjectRun(name, rules, seconds, result))
@@ -294,6 +374,11 @@ def finding_record(finding: Finding, project: str, rules: str, src: Path) -> dic
         "name": finding.name,
         "severity": finding.severity.value,
         "message": finding.message,
+        "confidence": finding.confidence.value,
+        "evidence": {
+            aspect: f"{link.kind} ({link.confidence.value}): {link.detail}"
+            for aspect, link in (finding.evidence.links() if finding.evidence else [])
+        },
         "trace": [
             {
                 "path": relative(step.path, src),
@@ -399,7 +484,7 @@ def sample(path: Path, prefix: str, per_code: int, seed: int) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("action", choices=("build", "lint", "compare", "sample"))
+    parser.add_argument("action", choices=("halves", "build", "lint", "compare", "sample"))
     parser.add_argument(
         "files",
         nargs="*",
@@ -413,6 +498,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=16, help="sample: random seed")
     parser.add_argument("--cache", type=Path, default=Path(".cache/corpus"))
     parser.add_argument("--project", action="append", choices=sorted(PROJECTS))
+    parser.add_argument("--half", choices=("tuning", "test"), help="the projects of one half")
     parser.add_argument(
         "--mirror-root", type=Path, help="read commits from local bare mirrors (build)"
     )
@@ -422,7 +508,12 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1, help="processes (lint)")
     parser.add_argument("--out", type=Path, help="write findings as JSON lines (lint)")
     args = parser.parse_args()
-    names = args.project or sorted(PROJECTS)
+    split = halves()
+    if args.action == "halves":
+        for half, members in split.items():
+            print(f"{half} ({len(members)}): {' '.join(members)}")
+        return 0
+    names = args.project or (split[args.half] if args.half else sorted(PROJECTS))
     if args.action == "compare":
         if len(args.files) != 2:
             parser.error("compare needs BEFORE.jsonl AFTER.jsonl")

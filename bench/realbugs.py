@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ranklint import Config, lint_paths
+from ranklint.findings import Confidence
 from ranklint.testing import actual_findings, expected_findings
 
 REALBUGS = Path(__file__).resolve().parent.parent / "tests" / "realbugs"
@@ -46,11 +47,16 @@ def cases() -> list[Path]:
     return sorted(path for path in REALBUGS.iterdir() if (path / "buggy.py").is_file())
 
 
-def check(case: Path, config: Config | None = None) -> CaseResult:
+def check(
+    case: Path, config: Config | None = None, confidence: Confidence = Confidence.HIGH
+) -> CaseResult:
+    """Lint the case's two versions at ``confidence`` (the default run's by
+    default): a marker ``# expect: RNK102 (medium)`` is expected only at
+    medium confidence or lower."""
     buggy = (case / "buggy.py").read_text(encoding="utf-8")
-    expected = expected_findings(buggy)
+    expected = expected_findings(buggy, confidence)
     codes = {code for _, code in expected}
-    config = config or Config()
+    config = config or Config(confidence=confidence.value)
     on_buggy = lint_paths([case / "buggy.py"], config, jobs=1).findings
     on_fixed = lint_paths([case / "fixed.py"], config, jobs=1).findings
     class_match = _CLASS.search(buggy)
@@ -105,8 +111,14 @@ def report(results: list[CaseResult], *, markdown: bool) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    parser.add_argument(
+        "--confidence",
+        choices=[tier.value for tier in Confidence],
+        default=Confidence.HIGH.value,
+        help="the lowest confidence reported (default: high, the default run's)",
+    )
     args = parser.parse_args()
-    results = [check(case) for case in cases()]
+    results = [check(case, confidence=Confidence(args.confidence)) for case in cases()]
     print(report(results, markdown=args.markdown))
     return 0
 

@@ -53,8 +53,9 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 
 
 def findings_of(source: str, *, select: tuple[str, ...] | None = None) -> list[Finding]:
-    """Findings for a dedented snippet; fails the test on internal errors."""
-    result = lint_source(textwrap.dedent(source), "snippet.py", Config(select=select))
+    """Findings (of every confidence) for a dedented snippet; fails the test on internal errors."""
+    config = Config(select=select, confidence="low")
+    result = lint_source(textwrap.dedent(source), "snippet.py", config)
     assert result.errors == []
     return result.findings
 
@@ -69,10 +70,11 @@ def codes_by_line(
 ) -> list[tuple[int, str]]:
     """(line, code) of each finding in a dedented snippet (a leading newline dropped).
 
-    ``config`` (default: ``Config(select=select)``); ``only``: keep these codes.
+    ``config`` (default: ``Config(select=select)`` at every confidence: what the
+    analysis finds, whatever its tier); ``only``: keep these codes.
     Fails the test on internal errors.
     """
-    config = config if config is not None else Config(select=select)
+    config = config if config is not None else Config(select=select, confidence="low")
     result = lint_source(textwrap.dedent(source).lstrip("\n"), path, config)
     assert result.errors == []
     return [(f.line, f.code) for f in result.findings if only is None or f.code in only]

@@ -20,8 +20,8 @@ def test_add_noqa_suppresses_every_finding_and_a_second_run_is_clean(
     )
     write(tmp_path / "b.py", "import torch.distributed as dist\ndist.init_process_group()\n")
 
-    added = run_cli("check", str(tmp_path), "--no-cache", "--add-noqa")
-    again = run_cli("check", str(tmp_path), "--no-cache")
+    added = run_cli("check", str(tmp_path), "--no-cache", "--confidence", "low", "--add-noqa")
+    again = run_cli("check", str(tmp_path), "--no-cache", "--confidence", "low")
 
     assert added.code == 0
     assert "added 3 noqa comments to 2 files" in added.err
@@ -36,7 +36,7 @@ def test_add_noqa_suppresses_every_finding_and_a_second_run_is_clean(
 def test_add_noqa_merges_into_an_existing_noqa_list(run_cli, tmp_path: Path) -> None:
     write(tmp_path / "a.py", GUARDED + "        dist.all_reduce(t)  # noqa: E501 (long)\n")
 
-    run_cli("check", str(tmp_path), "--no-cache", "--add-noqa")
+    run_cli("check", str(tmp_path), "--no-cache", "--confidence", "low", "--add-noqa")
 
     last = (tmp_path / "a.py").read_text(encoding="utf-8").splitlines()[-1]
     assert last == "        dist.all_reduce(t)  # noqa: E501, RNK102 (long)"
@@ -45,8 +45,8 @@ def test_add_noqa_merges_into_an_existing_noqa_list(run_cli, tmp_path: Path) -> 
 def test_add_noqa_moves_past_a_backslash_continuation(run_cli, tmp_path: Path) -> None:
     write(tmp_path / "a.py", GUARDED + "        dist.all_reduce(\\\n            t)\n")
 
-    result = run_cli("check", str(tmp_path), "--no-cache", "--add-noqa")
-    again = run_cli("check", str(tmp_path), "--no-cache")
+    result = run_cli("check", str(tmp_path), "--no-cache", "--confidence", "low", "--add-noqa")
+    again = run_cli("check", str(tmp_path), "--no-cache", "--confidence", "low")
 
     text = (tmp_path / "a.py").read_text(encoding="utf-8")
     assert result.code == 0
@@ -58,7 +58,7 @@ def test_add_noqa_keeps_bom_and_crlf_line_endings(run_cli, tmp_path: Path) -> No
     source = (GUARDED + "        dist.barrier()\n").replace("\n", "\r\n")
     (tmp_path / "a.py").write_bytes(b"\xef\xbb\xbf" + source.encode("utf-8"))
 
-    run_cli("check", str(tmp_path), "--no-cache", "--add-noqa")
+    run_cli("check", str(tmp_path), "--no-cache", "--confidence", "low", "--add-noqa")
 
     data = (tmp_path / "a.py").read_bytes()
     assert data.startswith(b"\xef\xbb\xbf")

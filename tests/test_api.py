@@ -12,10 +12,13 @@ from ranklint.api import lint_paths, lint_source, project_root
 from tests.conftest import write
 
 _HELPER = "import torch.distributed as dist\n\n\ndef save():\n    dist.barrier()\n"
-_CALLER = "from utils import save\n\n\ndef step(rank):\n    if rank == 0:\n        save()\n"
+_CALLER = (
+    "from utils import save\nimport os\n\n"
+    "def step():\n    if os.environ['RANK'] == '0':\n        save()\n"
+)
 _LOCAL = (
-    "import torch.distributed as dist\n\n\ndef save():\n    dist.barrier()\n\n\n"
-    "def step(rank):\n    if rank == 0:\n        save()\n"
+    "import os\nimport torch.distributed as dist\n\ndef save():\n    dist.barrier()\n\n\n"
+    "def step():\n    if os.environ['RANK'] == '0':\n        save()\n"
 )
 
 

@@ -21,7 +21,10 @@ def step(rank, t):
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    write(tmp_path / "pyproject.toml", "[project]\nname = 'p'\n")
+    write(
+        tmp_path / "pyproject.toml",
+        "[project]\nname = 'p'\n\n[tool.ranklint]\nconfidence = 'low'\n",
+    )
     write(tmp_path / "train.py", TRAIN)
     return tmp_path
 

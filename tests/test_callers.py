@@ -21,7 +21,7 @@ def _summaries(root: Path, files: dict[str, str]) -> dict[str, ModuleSummary]:
     for name, text in files.items():
         write(root / name, text)
     paths = [str(root / name) for name in files]
-    results = lint_files(paths, Config(root=root), jobs=1, cache=None)
+    results = lint_files(paths, Config(root=root, confidence="low"), jobs=1, cache=None)
     return {
         Path(result.path).relative_to(root).as_posix(): summary
         for result in results
@@ -283,7 +283,7 @@ def test_cold_one_file_run_caches_the_callers_it_parsed(tmp_path: Path) -> None:
     write(tmp_path / "pkg/__init__.py", "")
     write(tmp_path / "pkg/helpers.py", HELPERS)
     write(tmp_path / "pkg/callers.py", CALLERS)
-    config = Config(root=tmp_path)
+    config = Config(root=tmp_path, confidence="low")
     given = [tmp_path / "pkg/helpers.py"]
     cache = tmp_path / ".cache"
     first = lint_paths(given, config, jobs=1, cache_dir=cache, whole_project=True)

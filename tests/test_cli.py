@@ -159,6 +159,8 @@ def test_json_output_has_ruff_compatible_shape(run_cli, project: Path) -> None:
         "trace",
         "fix",
         "url",
+        "confidence",
+        "evidence",
     }
     assert first["name"] == "import-time-process-group"
     assert first["severity"] == "error"
@@ -298,7 +300,7 @@ def test_python_dash_m_and_console_script_behave_alike(tmp_path: Path) -> None:
 def test_unexpected_crash_outside_a_file_exits_2_with_one_line(
     run_cli, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken_formatter(findings: object, *, color: bool = False) -> str:
+    def broken_formatter(findings: object, *, color: bool = False, evidence: bool = False) -> str:
         raise RuntimeError("formatter bug")
 
     monkeypatch.setattr("ranklint.faces.cli.format_text", broken_formatter)
@@ -353,7 +355,7 @@ def test_summary_line_counts_findings_severities_and_files_in_singular_or_plural
 
 def test_summary_with_two_errors_says_errors() -> None:
     from ranklint.api import LintResult
-    from ranklint.faces.cli import _summary
+    from ranklint.faces.summary import summary_line as _summary
     from ranklint.findings import Finding, Severity
 
     def error(path: str) -> Finding:
@@ -434,7 +436,10 @@ def test_no_project_index_option_turns_off_cross_file_findings(run_cli, tmp_path
     )
     write(
         tmp_path / "train.py",
-        "from utils import save\n\n\ndef step(rank):\n    if rank == 0:\n        save()\n",
+        (
+            "from utils import save\nimport os\n\n"
+            "def step():\n    if os.environ['RANK'] == '0':\n        save()\n"
+        ),
     )
 
     indexed = run_cli("check", "--select", "RNK102", "train.py", cwd=tmp_path)

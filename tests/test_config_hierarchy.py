@@ -19,8 +19,8 @@ import torch.distributed as dist
 GROUP = dist.new_group([0, 1])
 
 
-def step(rank):
-    if rank == 0:
+def step():
+    if dist.get_rank() == 0:
         dist.barrier()
 """
 
@@ -228,7 +228,7 @@ def test_show_settings_of_a_file_names_the_configuration_that_covers_it(
 def test_call_chains_are_followed_into_a_folder_with_its_own_configuration(
     tmp_path: Path, run_cli
 ) -> None:
-    write(tmp_path / "pyproject.toml", "[tool.ranklint]\n")
+    write(tmp_path / "pyproject.toml", "[tool.ranklint]\nconfidence = 'medium'\n")
     write(
         tmp_path / "train.py",
         "from trainer.ckpt import save\n\n\ndef step(rank):\n    if rank == 0:\n        save()\n",

@@ -380,7 +380,7 @@ def test_a_collective_without_the_group_a_function_was_given_is_reported(
 ) -> None:
     source = f"import torch.distributed as dist\n\n\ndef f(t, mesh, *args):\n    {body}\n"
 
-    result = lint_source(source, "m.py", Config(select=("RNK108",)))
+    result = lint_source(source, "m.py", Config(select=("RNK108",), confidence="low"))
 
     assert [f.line for f in result.findings] == lines
 

@@ -89,6 +89,8 @@ def test_json_format_is_an_indented_list_with_every_documented_field() -> None:
             ],
             "fix": None,
             "url": docs_url("RNK102"),
+            "confidence": "high",
+            "evidence": None,
         }
     ]
 
@@ -139,6 +141,7 @@ def test_sarif_format_has_the_tool_the_rules_and_each_result_with_its_region() -
             }
         ],
         "ruleIndex": codes.index("RNK102"),
+        "properties": {"confidence": "high"},
     }
     assert second["level"] == "note"
     assert second["codeFlows"] == [

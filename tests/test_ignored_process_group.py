@@ -12,7 +12,7 @@ from ranklint.testing import actual_findings, expected_findings
 
 def _check(source: str) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
     text = textwrap.dedent(source).lstrip()
-    result = lint_source(text, "probe.py", Config(select=("RNK108",)))
+    result = lint_source(text, "probe.py", Config(select=("RNK108",), confidence="low"))
     return actual_findings(result.findings), expected_findings(text)
 
 

@@ -15,8 +15,8 @@ from tests.conftest import write
 BUGGY = (
     "import torch.distributed as dist\n"
     "dist.init_process_group('gloo')\n"
-    "def f(rank, t):\n"
-    "    if rank == 0:\n"
+    "def f(t):\n"
+    "    if dist.get_rank() == 0:\n"
     "        dist.all_reduce(t)\n"
 )
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from ranklint.findings import Confidence
 from tests.conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "bench"))
@@ -67,7 +68,7 @@ def _buggy_params() -> list[object]:
 
 
 def test_real_bug_set_holds_enough_cited_cases() -> None:
-    results = [check(case) for case in CASES]
+    results = [check(case, confidence=Confidence.LOW) for case in CASES]
 
     assert len(results) >= 25
     assert all(r.report.startswith("https://") for r in results)
@@ -76,14 +77,19 @@ def test_real_bug_set_holds_enough_cited_cases() -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
-def test_fixed_version_has_no_finding_of_its_bug(case: Path) -> None:
-    result = check(case)
+def test_fixed_version_has_no_finding_of_its_bug_at_any_confidence(case: Path) -> None:
+    result = check(case, confidence=Confidence.LOW)
 
     assert result.false_alarms == []
 
 
 @pytest.mark.parametrize("case", _buggy_params())
-def test_buggy_version_is_reported_on_the_marked_line(case: Path) -> None:
-    result = check(case)
+@pytest.mark.parametrize("confidence", [Confidence.HIGH, Confidence.LOW], ids=lambda c: c.value)
+def test_buggy_version_is_reported_on_the_marked_line_in_its_tier(
+    case: Path, confidence: Confidence
+) -> None:
+    """A marker without a tier is a finding of the default run; one marked
+    `(medium)` is reported only when lower tiers are asked for."""
+    result = check(case, confidence=confidence)
 
     assert result.found == result.expected

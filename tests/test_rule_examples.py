@@ -7,6 +7,7 @@ import re
 import pytest
 
 from ranklint import Config, lint_source
+from ranklint.findings import Confidence
 from ranklint.rules import Rule, all_rules
 from ranklint.testing import actual_findings, expected_findings
 
@@ -21,25 +22,38 @@ def _cases(kind: str) -> list[pytest.param]:
 
 
 @pytest.mark.parametrize(("rule", "example"), _cases("valid"))
-def test_valid_example_yields_no_finding_of_its_rule(rule: type[Rule], example: str) -> None:
-    result = lint_source(
-        example, rule.example_path, Config(select=(rule.code, *rule.example_select))
-    )
+def test_valid_example_yields_no_finding_of_its_rule_at_any_confidence(
+    rule: type[Rule], example: str
+) -> None:
+    config = Config(select=(rule.code, *rule.example_select), confidence="low")
+    result = lint_source(example, rule.example_path, config)
 
     assert result.errors == []
     assert [f for f in result.findings if f.code == rule.code] == []
 
 
+@pytest.mark.parametrize("confidence", [Confidence.HIGH, Confidence.LOW], ids=lambda c: c.value)
 @pytest.mark.parametrize(("rule", "example"), _cases("invalid"))
-def test_invalid_example_yields_exactly_the_marked_findings(rule: type[Rule], example: str) -> None:
-    result = lint_source(
-        example, rule.example_path, Config(select=(rule.code, *rule.example_select))
-    )
+def test_invalid_example_yields_exactly_the_marked_findings_of_each_tier(
+    rule: type[Rule], example: str, confidence: Confidence
+) -> None:
+    """Unmarked codes are findings of the default run; `(medium)` ones appear below it."""
+    config = Config(select=(rule.code, *rule.example_select), confidence=confidence.value)
+    result = lint_source(example, rule.example_path, config)
 
     assert result.errors == []
-    expected = [item for item in expected_findings(example) if item[1] == rule.code]
-    assert expected, "an invalid example must mark at least one expected finding"
+    marked = [item for item in expected_findings(example, Confidence.LOW) if item[1] == rule.code]
+    assert marked, "an invalid example must mark at least one expected finding"
+    expected = [item for item in expected_findings(example, confidence) if item[1] == rule.code]
     assert actual_findings(result.findings) == expected
+
+
+def test_the_first_invalid_example_of_each_rule_is_a_default_finding() -> None:
+    """The docs show what the default run reports for it."""
+    for rule in all_rules():
+        first = rule.examples()[1][0]
+        high = [item for item in expected_findings(first) if item[1] == rule.code]
+        assert high, rule.code
 
 
 def test_rule_codes_and_names_are_unique_and_well_formed() -> None:

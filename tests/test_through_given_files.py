@@ -8,7 +8,10 @@ import pytest
 
 from tests.conftest import write
 
-CALLER = "from helpers import save\n\n\ndef step(rank):\n    if rank == 0:\n        save()\n"
+CALLER = (
+    "import torch.distributed as dist\nfrom helpers import save\n\n\n"
+    "def step():\n    if dist.get_rank() == 0:\n        save()\n"
+)
 BARRIER = "import torch.distributed as dist\n\n\ndef save():\n    dist.barrier()\n"
 
 
@@ -28,7 +31,7 @@ def test_changed_helper_reports_the_finding_at_the_unchanged_call_site(
     result = run_cli("check", "helpers.py", "--cache-dir", "c", cwd=project)
 
     assert result.code == 1
-    assert result.out.splitlines()[0].startswith("train.py:6:9: RNK102 `save()`")
+    assert result.out.splitlines()[0].startswith("train.py:7:9: RNK102 `save()`")
     assert "    helpers.py:5:5: `dist.barrier()` here" in result.out
 
 
@@ -129,7 +132,12 @@ def test_cold_one_file_run_parses_only_files_that_mention_the_helper_or_its_call
     write(package / "pkg" / "helpers.py", BARRIER)
     write(package / "pkg" / "quiet.py", "def nothing():\n    return 1\n")
 
-    lint_paths([package / "pkg" / "helpers.py"], Config(root=package), jobs=1, whole_project=True)
+    lint_paths(
+        [package / "pkg" / "helpers.py"],
+        Config(root=package, confidence="low"),
+        jobs=1,
+        whole_project=True,
+    )
 
     parsed = sorted(Path(path).resolve().relative_to(package).as_posix() for path in linted)
     assert "pkg/quiet.py" not in parsed

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ranklint import Config, lint_paths
+from ranklint.findings import Confidence
 from ranklint.testing import expected_findings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -226,17 +227,27 @@ def findings_by_file() -> dict[str, list[str]]:
     """Expected findings per trainer file, from its ``# expect:`` markers."""
     out: dict[str, list[str]] = {}
     for path in sorted(TRAINERS.glob("*.py")):
-        marks = expected_findings(path.read_text(encoding="utf-8"))
-        out[path.name] = [f"{code} (line {line})" for line, code in marks]
+        text = path.read_text(encoding="utf-8")
+        default = set(expected_findings(text))
+        out[path.name] = [
+            _label(code, line, Confidence.HIGH if (line, code) in default else Confidence.MEDIUM)
+            for line, code in expected_findings(text, Confidence.LOW)
+        ]
     return out
+
+
+def _label(code: str, line: int, confidence: Confidence) -> str:
+    tier = "" if confidence is Confidence.HIGH else f", {confidence.value}"
+    return f"{code} (line {line}{tier})"
 
 
 def static_findings() -> dict[str, list[str]]:
     """What ranklint reports on the trainers (all rules), per file."""
-    result = lint_paths([TRAINERS], Config(select=("ALL",)), jobs=1)
+    result = lint_paths([TRAINERS], Config(select=("ALL",), confidence="low"), jobs=1)
     out: dict[str, list[str]] = {}
     for finding in result.findings:
-        out.setdefault(Path(finding.path).name, []).append(f"{finding.code} (line {finding.line})")
+        label = _label(finding.code, finding.line, finding.confidence)
+        out.setdefault(Path(finding.path).name, []).append(label)
     return out
 
 

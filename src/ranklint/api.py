@@ -32,6 +32,8 @@ class LintResult:
     missing: list[str] = field(default_factory=list)
     # Paths given by the user that are not checked, with the reason (notebooks).
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    # Findings left out because their confidence is below the one reported.
+    below_confidence: int = 0
 
     @classmethod
     def merge(cls, results: Sequence[FileResult], missing: Sequence[str] = ()) -> LintResult:
@@ -62,7 +64,7 @@ def lint_source(
     linter.project_phase(
         [result], {str(path): source}, judge_suppressions=not partial, complete=not partial
     )
-    return LintResult.merge([result])
+    return _reported(LintResult.merge([result]), linter.config)
 
 
 def lint_paths(
@@ -126,6 +128,7 @@ def lint_paths(
         files_checked=sum(part.files_checked for part in parts),
         missing=list(found.missing),
         skipped=list(found.skipped),
+        below_confidence=sum(part.below_confidence for part in parts),
     )
 
 
@@ -156,7 +159,11 @@ def config_groups(
             file = config_file_in(folder) if folder != root and root in folder.parents else None
             if file is not None:
                 own = load_config_file(file, discovered=True)
-                nearest[folder] = dataclasses.replace(own, overrides=config.overrides)
+                nearest[folder] = dataclasses.replace(
+                    own,
+                    overrides=config.overrides,
+                    confidence_override=config.confidence_override,
+                )
             elif folder != root and root in folder.parents:
                 nearest[folder] = config_of(folder.parent)
             else:
@@ -212,7 +219,7 @@ def _lint_group(
         made = cache.get_project(key) if key is not None else None
         if made is not None:
             add_project_findings(results, made)
-            return _finished(results, files, through=not only_given_files)
+            return _reported(_finished(results, files, through=not only_given_files), config)
     from ranklint.engine import Linter
 
     # `known` spares a second lookup of each file (equivalent mutant without it).
@@ -253,7 +260,15 @@ def _lint_group(
         judge_suppressions=complete and whole_project,
         complete=complete,
     )
-    return _finished(results, files, through=not only_given_files)
+    return _reported(_finished(results, files, through=not only_given_files), config)
+
+
+def _reported(result: LintResult, config: Config) -> LintResult:
+    """``result`` with only the findings of the confidence ``config`` reports."""
+    reported = [finding for finding in result.findings if config.reports(finding)]
+    result.below_confidence += len(result.findings) - len(reported)
+    result.findings = reported
+    return result
 
 
 def _finished(results: Sequence[FileResult], files: Sequence[str], *, through: bool) -> LintResult:

@@ -50,7 +50,7 @@ logger = logging.getLogger(__name__)
 
 CACHE_DIR_NAME = ".ranklint_cache"
 CACHE_DIR_ENV = "RANKLINT_CACHE_DIR"
-_FORMAT = 4
+_FORMAT = 5
 _MAGIC = b"ranklint-cache\n"
 _GITIGNORE = "# Created by ranklint: the cache is never committed.\n*\n"
 _CACHEDIR_TAG = (

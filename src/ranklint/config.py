@@ -26,12 +26,21 @@ from typing import TYPE_CHECKING, Any
 
 import pathspec
 
-from ranklint.analysis.defaults import DEFAULT_HOT_FUNCTIONS, DEFAULT_RANK_NAMES
+from ranklint.analysis.defaults import (
+    DEFAULT_DISTRIBUTED_MARKERS,
+    DEFAULT_HEAVY_MODULES,
+    DEFAULT_HOT_FUNCTIONS,
+    DEFAULT_MACHINE_PATH_PREFIXES,
+    DEFAULT_MESH_AXES,
+    DEFAULT_RANK_NAMES,
+)
 from ranklint.analysis.layout import layout_fingerprint, project_folder
+from ranklint.findings import Confidence, Finding
 from ranklint.options import (
     BOOLEAN,
     CODE_TABLE,
     CODES,
+    CONFIDENCE,
     FUNCTIONS,
     GLOBS,
     IDENTIFIERS,
@@ -41,6 +50,7 @@ from ranklint.options import (
     ConfigError,
     DeclaredOption,
     check_codes,
+    check_confidence,
     compile_patterns,
     matching_codes,
     option,
@@ -119,67 +129,6 @@ DEFAULT_BENCHMARK_PATTERNS: tuple[str, ...] = (
     "verify_*.py",
 )
 DEFAULT_BENCHMARK_IGNORES: tuple[str, ...] = ("RNK2",)
-DEFAULT_HEAVY_MODULES: tuple[str, ...] = (
-    "vllm",
-    "sglang",
-    "deepspeed",
-    "apex",
-    "transformer_engine",
-    "flash_attn",
-    "wandb",
-    "tensorboard",
-    "tensorboardX",
-    "mlflow",
-    "megatron",
-    "triton",
-    "xformers",
-    "bitsandbytes",
-    "comet_ml",
-    "neptune",
-)
-DEFAULT_MACHINE_PATH_PREFIXES: tuple[str, ...] = (
-    "/home/",
-    "/Users/",
-    "/mnt/",
-    "/data/",
-    "/scratch/",
-    "/nfs/",
-    "/fsx/",
-    "/lustre/",
-    "/gpfs/",
-    "/root/",
-    "/workspace/",
-    "C:\\Users\\",
-)
-DEFAULT_MESH_AXES: tuple[str, ...] = (
-    "dp_replicate",
-    "dp_shard",
-    "dp",
-    "cp",
-    "tp",
-    "pp",
-    "ep",
-    "etp",
-    "sp",
-    "dp_shard_cp",
-    "dp_cp",
-    "ep_tp",
-    "fsdp",
-    "ddp",
-    "hsdp",
-    "replicate",
-    "shard",
-)
-DEFAULT_DISTRIBUTED_MARKERS: tuple[str, ...] = (
-    "distributed",
-    "multigpu",
-    "multi_gpu",
-    "gpu",
-    "cuda",
-    "accelerator",
-    "requires_gpu",
-    "requires_cuda",
-)
 
 
 @dataclass(frozen=True)
@@ -203,6 +152,13 @@ class Config:
     ignore: tuple[str, ...] = option((), CODES, "codes or prefixes to disable")
     per_file_ignores: Mapping[str, tuple[str, ...]] = option(
         {}, CODE_TABLE, 'codes disabled in files matching a pattern, e.g. `"tests/**" = ["RNK101"]`'
+    )
+    confidence: str = option(
+        "high",
+        CONFIDENCE,
+        "the least confidence a reported finding has: `high` (the default run), `medium` adds "
+        "findings whose evidence has a weaker link (a rank guessed from a name, a group whose "
+        "members are guessed), `low` everything",
     )
     # -- rare ----------------------------------------------------------------
     exclude: tuple[str, ...] = option(
@@ -350,6 +306,8 @@ class Config:
     discovered: bool = False
     # Selection layers from the command line, applied after the file's.
     overrides: tuple[SelectionLayer, ...] = ()
+    # `--confidence` from the command line, over every configuration file's.
+    confidence_override: str | None = None
 
     def __post_init__(self) -> None:
         where = f"{self.source}: " if self.source is not None else ""
@@ -358,6 +316,8 @@ class Config:
         for layer in self.overrides:
             for codes in (layer.select or (), layer.extend_select, layer.ignore):
                 check_codes(codes, "command line")
+        if self.confidence_override is not None:
+            check_confidence(self.confidence_override, "command line: --confidence")
 
     # -- derived -----------------------------------------------------------
     def with_overrides(
@@ -372,6 +332,15 @@ class Config:
             None if select is None else tuple(select), tuple(extend_select), tuple(ignore)
         )
         return replace(self, overrides=(*self.overrides, layer))
+
+    def reported_confidence(self) -> Confidence:
+        """The least confidence a reported finding has (the command line's, else the option)."""
+        return Confidence(self.confidence_override or self.confidence)
+
+    def reports(self, finding: Finding) -> bool:
+        """A finding of this confidence is reported (the others are still found and
+        still use their suppressions: only the output leaves them out)."""
+        return self.reported_confidence().admits(finding.confidence)
 
     def enabled_codes(self) -> tuple[str, ...]:
         """The codes of the enabled rules, sorted."""
@@ -426,6 +395,11 @@ class Config:
                     if extension.spec.extends == declared.name:
                         value = (*value, *getattr(self, extension.name))
             values[declared.name] = compile_value(value)
+        # The rank names this project declared (not the defaults): a match is
+        # the user's word that the value is a rank, evidence rather than a guess.
+        declared = (*self.rank_names, *self.extend_rank_names)
+        declared = tuple(name for name in declared if name not in DEFAULT_RANK_NAMES)
+        values["declared_rank_names"] = _compile_name_patterns(declared)
         return AnalysisSettings(values)
 
     def fingerprint_parts(self) -> list[str]:
@@ -584,6 +558,10 @@ def config_from_table(table: object, *, source: Path | None, root: Path) -> Conf
         form = declared.spec.kind.toml
         if form == "strings":
             kwargs[declared.name] = _string_list(value, f"{where} {key}")
+        elif form == "string":
+            if not isinstance(value, str):
+                raise ConfigError(f"{where} {key}: expected a string, got {_type_name(value)}")
+            kwargs[declared.name] = value
         elif form == "bool":
             if not isinstance(value, bool):
                 raise ConfigError(f"{where} {key}: expected true or false, got {_type_name(value)}")

@@ -109,6 +109,15 @@ def _check_dotted(entries: Sequence[str], where: str, *, examples: str) -> None:
             raise ConfigError(f"{where}: {entry!r} is not a dotted name such as {examples}")
 
 
+CONFIDENCE_LEVELS = ("high", "medium", "low")
+
+
+def check_confidence(value: object, where: str) -> None:
+    if value not in CONFIDENCE_LEVELS:
+        choices = ", ".join(repr(level) for level in CONFIDENCE_LEVELS)
+        raise ConfigError(f"{where}: expected one of {choices}, got {value!r}")
+
+
 def _check_prefixes(prefixes: Sequence[str], where: str) -> None:
     for prefix in prefixes:
         if not prefix or prefix in ("/", "\\"):
@@ -136,6 +145,7 @@ WRAPPERS = ValueKind(
 )
 PREFIXES = ValueKind("list of path prefixes", "strings", _check_prefixes, ("/zz/",))
 BOOLEAN = ValueKind("boolean", "bool", _check_nothing, None)
+CONFIDENCE = ValueKind("`high`, `medium` or `low`", "string", check_confidence, "medium")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ranklint.analysis.events import ModuleSummary, Site
-from ranklint.findings import Finding, Fix, InternalError, Severity, TraceStep
+from ranklint.findings import Evidence, Finding, Fix, InternalError, Severity, TraceStep
 
 
 class RuleMetadata(Protocol):
@@ -70,8 +70,10 @@ def finding_at(
     span: Span,
     trace: tuple[TraceStep, ...] = (),
     fix: Fix | None = None,
+    evidence: Evidence | None = None,
 ) -> Finding:
-    """The finding of ``rule`` with ``message`` at ``span`` of ``path`` (and its ``fix``)."""
+    """The finding of ``rule`` with ``message`` at ``span`` of ``path`` (and its
+    ``fix`` and ``evidence``)."""
     return Finding(
         code=rule.code,
         name=rule.name,
@@ -84,6 +86,7 @@ def finding_at(
         end_col=span.end_col,
         trace=trace,
         fix=fix,
+        evidence=evidence,
     )
 
 

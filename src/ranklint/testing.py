@@ -2,7 +2,10 @@
 
 Used by the test suite for rule examples and fixtures, and usable by anyone who
 writes sample files for ranklint: each marker names the codes expected on its
-line; a comparison is exact both ways.
+line; a comparison is exact both ways. A code may name the confidence of its
+finding, ``# expect: RNK102 (medium)``: such a finding is reported only at that
+confidence or a lower one (``--confidence medium``); a code without one is a
+finding of the default run (``high``).
 """
 
 from __future__ import annotations
@@ -12,13 +15,18 @@ import re
 import tokenize
 from collections.abc import Iterable
 
-from ranklint.findings import Finding
+from ranklint.findings import Confidence, Finding
 
-_EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>RNK\d{3}(?:\s*,\s*RNK\d{3})*)")
+_CODE = r"RNK\d{3}(?:\s*\((?:high|medium|low)\))?"
+_EXPECT = re.compile(rf"#\s*expect:\s*(?P<codes>{_CODE}(?:\s*,\s*{_CODE})*)")
+_TIER = re.compile(r"(?P<code>RNK\d{3})\s*(?:\((?P<tier>\w+)\))?")
 
 
-def expected_findings(source: str) -> list[tuple[int, str]]:
-    """Sorted ``(line, code)`` pairs named by ``# expect:`` comments in ``source``.
+def expected_findings(
+    source: str, confidence: Confidence = Confidence.HIGH
+) -> list[tuple[int, str]]:
+    """Sorted ``(line, code)`` pairs named by ``# expect:`` comments in ``source``,
+    of the findings a run at ``confidence`` reports (the default run's by default).
 
     Works on files that do not parse: comments seen before a tokenizer error
     still count.
@@ -31,8 +39,12 @@ def expected_findings(source: str) -> list[tuple[int, str]]:
                 continue
             match = _EXPECT.search(token.string)
             if match:
-                for code in re.split(r"\s*,\s*", match.group("codes")):
-                    expected.append((token.start[0], code))
+                for entry in re.split(r"\s*,\s*", match.group("codes")):
+                    marked = _TIER.fullmatch(entry)
+                    assert marked is not None  # the entry matched _CODE
+                    tier = Confidence(marked.group("tier") or Confidence.HIGH.value)
+                    if confidence.admits(tier):
+                        expected.append((token.start[0], marked.group("code")))
     except (tokenize.TokenError, SyntaxError):
         pass
     return sorted(expected)

@@ -28,6 +28,10 @@ from ranklint.analysis.rank import element_target
 
 # Bounds that keep pathological call graphs cheap.
 MAX_DEPTH = 8
+# What a project function returns when it returns a rank value: the axes it
+# varies along, whether it is a membership test, and where it comes from
+# (Taint.sources).
+RankReturn = tuple[frozenset[str], bool, frozenset[tuple[str, str]]]
 _MAX_RESOLVE = 6
 
 
@@ -63,9 +67,7 @@ class ProjectIndex:
             self.names[summary.path] = name
             self.modules.setdefault(name, summary)
             self._by_last.setdefault(name.rsplit(".", 1)[-1], []).append(name)
-        self._returns_rank: dict[
-            tuple[str, str, int | None], tuple[frozenset[str], bool] | None
-        ] = {}
+        self._returns_rank: dict[tuple[str, str, int | None], RankReturn | None] = {}
 
     # -- resolution ----------------------------------------------------------
     def resolve(
@@ -188,8 +190,8 @@ class ProjectIndex:
     # -- rank predicates -----------------------------------------------------
     def returns_rank(
         self, ref: FunctionRef, depth: int = 0, element: int | None = None
-    ) -> tuple[frozenset[str], bool] | None:
-        """(axes, membership test) of the rank value ``ref`` returns, or ``None``.
+    ) -> RankReturn | None:
+        """(axes, membership test, sources) of the rank value ``ref`` returns, or ``None``.
 
         With ``element``: of that element of the tuple it returns.
         """
@@ -206,12 +208,14 @@ class ProjectIndex:
             returns = parts[element]
         axes: set[str] | None = set(returns.axes) if returns.rank else None
         membership = returns.membership
+        sources = returns.sources
         if axes is None and depth < MAX_DEPTH:
             for raw in sorted(returns.via):
                 found = self.via_rank(raw, ref.module, function, depth + 1)
                 if found is not None:
                     axes = set(found[0])
                     membership = membership or found[1]
+                    sources = sources | found[2]
                     break
         result = None
         if axes is not None:
@@ -219,13 +223,13 @@ class ProjectIndex:
             combined = frozenset(axes | named) or frozenset({GLOBAL_AXIS})
             if named and GLOBAL_AXIS in combined:
                 combined = frozenset(named)
-            result = (combined, membership)
+            result = (combined, membership, sources)
         self._returns_rank[key] = result
         return result
 
     def via_rank(
         self, raw: str, module: ModuleSummary, function: FunctionSummary, depth: int = 0
-    ) -> tuple[frozenset[str], bool] | None:
+    ) -> RankReturn | None:
         """What the project call (or element of its result) named by a ``via`` entry returns."""
         target, element = element_target(raw)
         callee = self.resolve(target, module, function)

@@ -3,10 +3,9 @@
 On the project call graph (:mod:`ranklint.analysis.callgraph`) this computes,
 for each function, the ordered collectives it issues through its callees, with
 parameters bound to literal arguments, and compares the paths that ranks can
-take: the arms of a rank-dependent branch (and the code after an arm that
-exits early), loops with a rank-dependent trip count, and functions that a
-decorator runs on one rank only. Each place where ranks disagree is one
-:class:`Divergence`, at most one per call site.
+take: a rank-dependent branch's arms (and the code after an arm that exits
+early), rank-dependent loop trip counts, functions a decorator runs on one
+rank. Each place ranks disagree is one :class:`Divergence` (one per call site).
 """
 
 from __future__ import annotations
@@ -45,11 +44,15 @@ _TOO_MANY = object()
 
 
 @dataclass(frozen=True)
-class _RankCond:
+class RankCond:
+    """A rank-dependent test: its text, axes and evidence (sources, the returning call)."""
+
     text: str
     axes: frozenset[str]
     membership: bool
     rank_test: tuple[str, int] | None = None
+    sources: frozenset[tuple[str, str]] = frozenset()
+    via: str | None = None  # the project call that returned the rank value, if one did
 
 
 class DivergenceKind(enum.Enum):
@@ -81,6 +84,7 @@ class Divergence:
     other: CollectiveLeaf | None = None
     # SKIPPED_AFTER_EXIT: return, exit, continue or break.
     exit_kind: str | None = None
+    rank_cond: RankCond | None = None  # the rank test, with its evidence
 
 
 class CollectiveAnalysis:
@@ -224,7 +228,7 @@ class CollectiveAnalysis:
         events: Sequence[Event],
         module: ModuleSummary,
         function: FunctionSummary,
-        cond: _RankCond,
+        cond: RankCond,
         assume: dict[str, bool] | None = None,
     ) -> list[CollectiveLeaf]:
         """The collectives of ``events`` whose group ``cond`` can split."""
@@ -241,11 +245,16 @@ class CollectiveAnalysis:
         if removed_hook(module, function):
             return  # a callback hook the imported Lightning never calls
         if function.rank_only is not None:
-            cond = _RankCond(function.rank_only, frozenset({GLOBAL_AXIS}), False)
+            cond = RankCond(function.rank_only, frozenset({GLOBAL_AXIS}), False)
             hits = issued(self._relevant_leaves(function.events, module, function, cond))
             if hits:
                 self._report(
-                    Divergence(DivergenceKind.RANK_ONLY_FUNCTION, hits[0], function.rank_only)
+                    Divergence(
+                        DivergenceKind.RANK_ONLY_FUNCTION,
+                        hits[0],
+                        function.rank_only,
+                        rank_cond=cond,
+                    )
                 )
         self._balanced = self._balanced_keys(module, _with_context_partner(module, function))
         self._check_block(function.events, module, function)
@@ -261,7 +270,7 @@ class CollectiveAnalysis:
         ``if not is_main: barrier()`` ... ``if is_main: barrier()`` (main process
         first) is balanced: every rank calls barrier once, at different points.
         """
-        conds: dict[str, _RankCond] = {}
+        conds: dict[str, RankCond] = {}
         for cond in _conds(function.events):
             if cond.key in conds:
                 continue
@@ -302,7 +311,11 @@ class CollectiveAnalysis:
                         self._relevant_leaves(event.body, module, function, cond, context)
                     )
                     if hits:
-                        self._report(Divergence(DivergenceKind.LOOP_TRIP_COUNT, hits[0], cond.text))
+                        self._report(
+                            Divergence(
+                                DivergenceKind.LOOP_TRIP_COUNT, hits[0], cond.text, rank_cond=cond
+                            )
+                        )
                 self._check_block(event.body, module, function, context)
             elif isinstance(event, Opaque):
                 self._check_block(event.body, module, function, context)
@@ -356,7 +369,7 @@ class CollectiveAnalysis:
     def _compare_paths(
         self,
         branch: Branch,
-        cond: _RankCond,
+        cond: RankCond,
         module: ModuleSummary,
         function: FunctionSummary,
         first_arm: int,
@@ -388,7 +401,12 @@ class CollectiveAnalysis:
             leaf, other = first[index], second[index]
             self._report(
                 Divergence(
-                    DivergenceKind.MISMATCH, leaf, cond.text, when_false=first_arm == 1, other=other
+                    DivergenceKind.MISMATCH,
+                    leaf,
+                    cond.text,
+                    when_false=first_arm == 1,
+                    other=other,
+                    rank_cond=cond,
                 )
             )
             return
@@ -410,10 +428,13 @@ class CollectiveAnalysis:
                         cond.text,
                         when_false=first_arm == 1,
                         exit_kind=exit_kind,
+                        rank_cond=cond,
                     )
                 )
                 return
-        self._report(Divergence(DivergenceKind.ONE_SIDE_ONLY, leaf, cond.text, when_false))
+        self._report(
+            Divergence(DivergenceKind.ONE_SIDE_ONLY, leaf, cond.text, when_false, rank_cond=cond)
+        )
 
     def _differing_paths(
         self,
@@ -421,7 +442,7 @@ class CollectiveAnalysis:
         other: Sequence[Event],
         module: ModuleSummary,
         function: FunctionSummary,
-        cond: _RankCond,
+        cond: RankCond,
         assume: dict[str, bool],
     ) -> tuple[list[CollectiveLeaf], list[CollectiveLeaf]] | object | None:
         """Two paths, one through each side, that issue different collectives.
@@ -499,18 +520,25 @@ class CollectiveAnalysis:
 
     def _rank_cond(
         self, cond: Cond | None, module: ModuleSummary, function: FunctionSummary
-    ) -> _RankCond | None:
+    ) -> RankCond | None:
         if cond is None:
             return None
         taint = cond.taint
         if taint.rank:
             axes = taint.axes or frozenset({GLOBAL_AXIS})
-            return _RankCond(cond.text, axes, taint.membership, cond.rank_test)
+            return RankCond(cond.text, axes, taint.membership, cond.rank_test, taint.sources)
         for target in sorted(taint.via):
             returned = self.index.via_rank(target, module, function)
             if returned is not None:
-                axes, membership = returned
-                return _RankCond(cond.text, axes, taint.membership or membership, cond.rank_test)
+                axes, membership, sources = returned
+                return RankCond(
+                    cond.text,
+                    axes,
+                    taint.membership or membership,
+                    cond.rank_test,
+                    taint.sources | sources,
+                    via=target,
+                )
         return None
 
     def _report(self, divergence: Divergence) -> None:
@@ -549,7 +577,7 @@ def _single_test(cond: Cond | None) -> bool:
     return cond is not None and not cond.parts and cond.rank_part is None and not cond.assumptions
 
 
-def _relevant(leaf: CollectiveLeaf, cond: _RankCond) -> bool:
+def _relevant(leaf: CollectiveLeaf, cond: RankCond) -> bool:
     """Can ``cond`` differ between members of the leaf's group?"""
     if leaf.peer:
         return True  # not a collective: kept to mark where a side turns open
@@ -560,19 +588,15 @@ def _relevant(leaf: CollectiveLeaf, cond: _RankCond) -> bool:
     if cond.membership and leaf.group is not None:
         return False  # `if rank in ranks: ... group=g`: members all take the branch
     if leaf.group_axes is None:
-        # A group whose members cannot be told from its name (a DTensor's mesh,
-        # `group=self.pg`): it may well consist of exactly the ranks that take
-        # the branch (rank 0 and the inference engines of an RL trainer).
-        return False
+        return False  # unknown members (`group=self.pg`): maybe just the ranks that branch
     if not leaf.group_axes or GLOBAL_AXIS in cond.axes:
         return True  # the default group, or a condition on the global rank
     return bool(cond.axes & leaf.group_axes)
 
 
 def _with_context_partner(module: ModuleSummary, function: FunctionSummary) -> FunctionSummary:
-    """``__enter__`` and ``__exit__`` of one class, as one sequence: a context
-    manager that makes some ranks wait on entry and the others on exit
-    (main process first) issues one barrier on every rank."""
+    """``__enter__`` and ``__exit__`` of one class as one sequence: waiting on
+    entry on some ranks and on exit on the others is one barrier on every rank."""
     if function.class_name is None or function.name not in ("__enter__", "__exit__"):
         return function
     enter = module.functions.get(f"{function.class_name}.__enter__")

@@ -71,7 +71,11 @@ class FileContext:
     tensors: TensorTypes = field(init=False)
 
     def __post_init__(self) -> None:
-        self.rank = RankTaint(self.names, self.settings.rank_names)
+        self.rank = RankTaint(
+            self.names,
+            self.settings.rank_names,
+            self.settings.__dict__.get("declared_rank_names"),
+        )
         self.calls = CallClassifier(
             self.names,
             self.settings.extra_collectives.functions,

@@ -182,6 +182,16 @@ class _FunctionFacts:
         # Integer literals compared with a query of a group: (literal, group code) -> query.
         self.literals: dict[tuple[str, str], Local] = {}
         self.nodes = list(iter_nodes(function.body))
+        # Comparisons an `assert` checks: `assert group.rank() == 0` under a
+        # global rank-0 test confirms that the root is rank 0 in both
+        # numberings; it does not make the literal a group-local rank.
+        self.asserted = {
+            id(inner)
+            for node in self.nodes
+            if isinstance(node, cst.Assert)
+            for inner in iter_nodes(node.test)
+            if isinstance(inner, cst.Comparison)
+        }
 
     def lookup(self, key: str) -> Local | None:
         if key.startswith("."):
@@ -275,6 +285,8 @@ class _FunctionFacts:
                 continue
             compared = Local(INDEX, local.source, "compared with")
             if isinstance(other, cst.Integer):
+                if id(node) in self.asserted:
+                    continue
                 literal = (other.value, _query_group(mine))
                 if literal not in self.literals:
                     self.literals[literal] = compared

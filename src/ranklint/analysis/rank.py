@@ -43,7 +43,19 @@ from ranklint.analysis.guards import first_and_last_stage, same_on_every_rank
 from ranklint.analysis.literals import string_value
 from ranklint.analysis.names import NamePatterns, NameTable
 from ranklint.analysis.nodes import boolean_operands, source_text
-from ranklint.analysis.taint import CLEAN, Taint
+from ranklint.analysis.sources import FRAMEWORK_RANK_ATTRIBUTES, source_excerpt
+from ranklint.analysis.taint import (
+    CLEAN,
+    CONFIGURED_NAME,
+    FILE_SYSTEM,
+    LAUNCHER_VARIABLE,
+    PER_RANK_DATA,
+    RANDOM_DRAW,
+    RANK_NAME,
+    RANK_QUERY,
+    Taint,
+    with_source,
+)
 from ranklint.analysis.targets import call_target
 
 # torch calls that map a rank given as an argument (not the caller's).
@@ -63,9 +75,11 @@ _STRONG = Taint(rank=True, axes=_EVERY_AXIS, strong=True)
 _RANDOM = Taint(rank=True, axes=_EVERY_AXIS, data=True)
 _FILE_SYSTEM = Taint(rank=True, axes=_EVERY_AXIS)
 # The batch a Lightning step method is given: this rank's share of the data.
-BATCH_DATA = Taint(rank=True, axes=_EVERY_AXIS, data=True)
+BATCH_DATA = with_source(_RANDOM, PER_RANK_DATA, "the batch a step method is given")
 # What this rank contributes to an object gather: its own data.
-_GATHERED = Taint(rank=True, axes=_EVERY_AXIS, data=True)
+_GATHERED = with_source(_RANDOM, PER_RANK_DATA, "what this rank contributes to an object gather")
+
+
 # A dict batch's keys are its schema, the same on every rank (`batch.items()`).
 _SCHEMA = frozenset({"keys", "items", "values"})
 # Methods that add to or remove from a list, dict or set in place.
@@ -114,9 +128,16 @@ class RankTaint:
     as assignments are seen, in source order.
     """
 
-    def __init__(self, names: NameTable, rank_names: NamePatterns) -> None:
+    def __init__(
+        self,
+        names: NameTable,
+        rank_names: NamePatterns,
+        declared_rank_names: NamePatterns | None = None,
+    ) -> None:
         self.names = names
         self.rank_names = rank_names
+        # The project's own `rank-names` (not the defaults): a declared rank.
+        self.declared_rank_names = declared_rank_names
         self._module_env: dict[str, Taint] = {}
         self._function_envs: list[dict[str, Taint]] = []
         self._class_envs: list[dict[str, Taint]] = []
@@ -349,7 +370,7 @@ class RankTaint:
                 part = taint  # `x, y = batch`: every part of per-rank data is per-rank
 
             if known is not None and known == index:
-                part = _STRONG
+                part = with_source(_STRONG, RANK_QUERY, source_excerpt(value))
             elif isinstance(value, cst.Call) and known is None:
                 part = part | self._named(_last_name(element.value))
             self.bind(element.value, part)
@@ -394,7 +415,7 @@ class RankTaint:
                 known = self._class_envs[-1].get(node.attr.value)
                 if known is not None:
                     return known
-            named = self._named(node.attr.value)
+            named = self._named(node.attr.value, node)
             if named.rank:
                 return named
             return self.taint(base, depth + 1)
@@ -467,10 +488,17 @@ class RankTaint:
         # has a per-rank length.
         return replace(out, share=True) if size.possible else out
 
-    def _named(self, name: str) -> Taint:
-        if self.rank_names.matches(name):
-            return Taint(rank=True, axes=rank_axes(name))
-        return CLEAN
+    def _named(self, name: str, attribute: cst.Attribute | None = None) -> Taint:
+        """A name matched by `rank-names` (a guess), or a framework's rank attribute."""
+        if not self.rank_names.matches(name):
+            return CLEAN
+        taint = Taint(rank=True, axes=rank_axes(name))
+        if attribute is not None and name in FRAMEWORK_RANK_ATTRIBUTES:
+            return with_source(taint, RANK_QUERY, source_excerpt(attribute))
+        declared = self.declared_rank_names
+        if declared is not None and declared.matches(name):
+            return with_source(taint, CONFIGURED_NAME, name)
+        return with_source(taint, RANK_NAME, name)
 
     def _call(self, node: cst.Call, depth: int) -> Taint:
         func = node.func
@@ -488,17 +516,18 @@ class RankTaint:
                     None,
                 )
                 axes = axes_of_expression(group) if group is not None else frozenset()
-                return replace(_STRONG, axes=axes) if axes else _STRONG
+                strong = replace(_STRONG, axes=axes) if axes else _STRONG
+                return with_source(strong, RANK_QUERY, source_excerpt(node))
             if qualified in ("os.getenv", "os.environ.get"):
-                return self._environment(node.args[0].value if node.args else None)
+                return self._environment(node.args[0].value if node.args else None, node)
             if qualified in _ARGUMENT_RANK_FUNCTIONS:
                 return self._arguments(node, depth)
             if qualified in FILE_SYSTEM_QUERIES and node.args and self._written(node.args[0].value):
-                return _FILE_SYSTEM
+                return with_source(_FILE_SYSTEM, FILE_SYSTEM, source_excerpt(node))
             if qualified in UNSEEDED_RANDOM and not any(
                 arg.keyword is not None and arg.keyword.value == "generator" for arg in node.args
             ):
-                return _RANDOM
+                return with_source(_RANDOM, RANDOM_DRAW, source_excerpt(node))
         last = (
             func.attr.value
             if isinstance(func, cst.Attribute)
@@ -511,7 +540,8 @@ class RankTaint:
             for arg in node.args:
                 # `gpc.get_local_rank(ParallelMode.TENSOR)`: the rank along that axis.
                 axes = axes | axes_of_expression(arg.value)
-            return Taint(rank=True, axes=axes or _EVERY_AXIS, strong=True)
+            taint = Taint(rank=True, axes=axes or _EVERY_AXIS, strong=True)
+            return with_source(taint, RANK_QUERY, source_excerpt(node))
         if isinstance(func, cst.Name) and func.value in PASS_THROUGH and qualified is None:
             return self._arguments(node, depth)
         target = call_target(func, self.names)
@@ -538,7 +568,7 @@ class RankTaint:
         if self._is_environ(node.value) and len(node.slice) == 1:
             element = node.slice[0].slice
             if isinstance(element, cst.Index):
-                return self._environment(element.value)
+                return self._environment(element.value, node)
         out = self.taint(node.value, depth + 1)
         for element in node.slice:
             part = element.slice
@@ -557,9 +587,9 @@ class RankTaint:
         return self.names.resolve(node) == "os.environ"
 
     @staticmethod
-    def _environment(key: cst.BaseExpression | None) -> Taint:
+    def _environment(key: cst.BaseExpression | None, read: cst.BaseExpression) -> Taint:
         if key is not None and string_value(key) in RANK_ENVIRONMENT:
-            return _STRONG
+            return with_source(_STRONG, LAUNCHER_VARIABLE, source_excerpt(read))
         return CLEAN
 
 

@@ -5,7 +5,7 @@ See :mod:`ranklint.analysis.rank`, which computes it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +29,10 @@ class Taint:
     # Per-rank data (a step's batch, a random draw): each part of it, and what
     # its methods return (`y.unique()`), is per-rank data too.
     data: bool = False
+    # Where the rank-dependence comes from, as (kind, how the code reads)
+    # pairs: the evidence of a finding (see SOURCE_KINDS). Provenance, not
+    # meaning: two taints that differ only in it are equal.
+    sources: frozenset[tuple[str, str]] = field(default=frozenset(), compare=False)
 
     def __or__(self, other: Taint) -> Taint:
         if other is CLEAN:
@@ -43,6 +47,7 @@ class Taint:
             self.strong or other.strong,
             self.share or other.share,
             self.data or other.data,
+            self.sources | other.sources,
         )
 
     @property
@@ -52,3 +57,35 @@ class Taint:
 
 
 CLEAN = Taint()
+
+# The kinds of source a rank-dependence has, surest first (see Taint.sources).
+RANK_QUERY = "rank-query"  # dist.get_rank(), mesh.get_local_rank(), accelerator.is_main_process
+LAUNCHER_VARIABLE = "launcher-variable"  # os.environ["RANK"], LOCAL_RANK
+CONFIGURED_NAME = "configured-name"  # a name the project's `rank-names` declares
+RANK_NAME = "rank-name"  # a name matched by `rank-names` only: a parameter `rank`
+RANDOM_DRAW = "random-draw"  # random.random(), torch.rand() without a generator
+PER_RANK_DATA = "per-rank-data"  # a step's batch, what a rank contributes to a gather
+FILE_SYSTEM = "file-system"  # a path the function writes on some ranks
+SOURCE_KINDS = (
+    RANK_QUERY,
+    LAUNCHER_VARIABLE,
+    CONFIGURED_NAME,
+    RANK_NAME,
+    RANDOM_DRAW,
+    PER_RANK_DATA,
+    FILE_SYSTEM,
+)
+
+
+def with_source(taint: Taint, kind: str, text: str) -> Taint:
+    """``taint`` that records one more source: ``kind`` read as ``text``."""
+    return Taint(
+        taint.rank,
+        taint.via,
+        taint.axes,
+        taint.membership,
+        taint.strong,
+        taint.share,
+        taint.data,
+        taint.sources | {(kind, text)},
+    )

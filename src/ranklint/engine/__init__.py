@@ -199,7 +199,9 @@ class Linter:
             shown.append((item, span))
         fixes = fixes_of(module, text, [item for item, _ in shown], positions)
         for (item, span), fix in zip(shown, fixes, strict=True):
-            result.findings.append(finding_at(item.rule, item.message, path, span, fix=fix))
+            result.findings.append(
+                finding_at(item.rule, item.message, path, span, fix=fix, evidence=item.evidence)
+            )
         if unused_rule is not None:
             # Codes decided here, in this file's walk, are judged now; those of
             # project-phase rules once the project phase has run (their

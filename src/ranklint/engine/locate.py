@@ -74,4 +74,4 @@ def project_finding(
             )
             for index, (hop, span) in enumerate(zip(finding.chain, spans, strict=True))
         )
-    return finding_at(rule, message, finding.path, first, trace)
+    return finding_at(rule, message, finding.path, first, trace, evidence=finding.evidence)

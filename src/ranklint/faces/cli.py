@@ -32,7 +32,9 @@ from ranklint.faces.formatters import (
     format_statistics,
     format_text,
 )
-from ranklint.findings import Finding, Severity
+from ranklint.faces.summary import fix_hint, hidden, summary_line
+from ranklint.findings import Finding
+from ranklint.options import CONFIDENCE_LEVELS
 
 # The rules (and libcst) are imported where they are used: a check served
 # wholly from the cache never loads them.
@@ -69,6 +71,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--extend-select", type=_codes, default=[], help="codes or prefixes to enable in addition"
     )
     check.add_argument("--ignore", type=_codes, default=[], help="codes or prefixes to disable")
+    check.add_argument(
+        "--confidence",
+        choices=CONFIDENCE_LEVELS,
+        default=None,
+        help="report findings of at least this confidence (default: the `confidence` option, "
+        "high); medium and low add findings with a weaker link in their evidence",
+    )
+    check.add_argument(
+        "--show-evidence",
+        action="store_true",
+        help="with the text format, print under each collective finding why it believes what "
+        "it claims, link by link, and its confidence",
+    )
     check.add_argument("--format", choices=FORMATS, default="text", help="output format")
     check.add_argument(
         "--color",
@@ -295,6 +310,12 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if (args.write_baseline or args.baseline_prune) and args.baseline is None:
         err.write("ranklint: error: --write-baseline and --baseline-prune need --baseline FILE\n")
         return EXIT_ERROR
+    if args.show_evidence and (args.format != "text" or args.statistics):
+        err.write(
+            "ranklint: error: --show-evidence adds lines to the text format's findings; "
+            "the json, json-lines and sarif formats always carry the evidence\n"
+        )
+        return EXIT_ERROR
     if args.statistics and args.format != "text":
         err.write(
             f"ranklint: error: --statistics prints a text table; it does not combine with "
@@ -306,6 +327,8 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         config: Config = load_config(args.config, cwd=start).with_overrides(
             select=args.select, extend_select=args.extend_select, ignore=args.ignore
         )
+        if args.confidence is not None:
+            config = dataclasses.replace(config, confidence_override=args.confidence)
     except ConfigError as exc:
         err.write(f"ranklint: error: {exc}\n")
         return EXIT_ERROR
@@ -545,7 +568,9 @@ def _write_findings(args: argparse.Namespace, result: LintResult, out: TextIO) -
     elif args.statistics:
         out.write(format_statistics(result.findings))
     else:
-        out.write(format_text(result.findings, color=_use_color(args, out)))
+        out.write(
+            format_text(result.findings, color=_use_color(args, out), evidence=args.show_evidence)
+        )
     out.flush()
 
 
@@ -561,10 +586,10 @@ def _report_and_exit_code(
         if args.verbose and error.details:
             err.write(error.details)
     if args.format == "text":
-        err.write(_summary(result) + "\n")
-        hint = _fix_hint(result, unsafe=getattr(args, "unsafe_fixes", False))
-        if hint:
-            err.write(hint + "\n")
+        err.write(summary_line(result) + "\n")
+        for note in (fix_hint(result, unsafe=getattr(args, "unsafe_fixes", False)), hidden(result)):
+            if note:
+                err.write(note + "\n")
     if result.errors or result.missing:
         return EXIT_ERROR
     if result.findings and not args.exit_zero:
@@ -572,34 +597,6 @@ def _report_and_exit_code(
     if fixed and getattr(args, "exit_non_zero_on_fix", False):
         return EXIT_FINDINGS
     return EXIT_OK
-
-
-def _fix_hint(result: LintResult, *, unsafe: bool) -> str:
-    """How many findings ``--fix`` would fix (and ``--unsafe-fixes`` more); "" for none."""
-    fixable = sum(finding.fixable(unsafe=unsafe) for finding in result.findings)
-    hidden = sum(finding.fix is not None for finding in result.findings) - fixable
-    parts = []
-    if fixable:
-        parts.append(f"{fixable} fixable with `ranklint check --fix`")
-    if hidden:
-        parts.append(f"{hidden} more with `--unsafe-fixes`")
-    return f"[*] {'; '.join(parts)}." if parts else ""
-
-
-def _summary(result: LintResult) -> str:
-    files = f"{result.files_checked} file{'s' if result.files_checked != 1 else ''} checked"
-    if not result.findings and (result.errors or result.missing):
-        return f"No findings, but the run was incomplete ({files}); see the errors above."
-    if not result.findings:
-        return f"All checks passed ({files})."
-    by_severity = {s: sum(f.severity is s for f in result.findings) for s in Severity}
-    detail = ", ".join(f"{n} {s.value}{'s' if n != 1 else ''}" for s, n in by_severity.items() if n)
-    affected = len({f.path for f in result.findings})
-    total = len(result.findings)
-    return (
-        f"Found {total} finding{'s' if total != 1 else ''} ({detail}) in {affected} "
-        f"file{'s' if affected != 1 else ''} ({files})."
-    )
 
 
 if __name__ == "__main__":  # pragma: no cover

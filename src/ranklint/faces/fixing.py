@@ -111,7 +111,8 @@ def plan_fixes(findings: Sequence[Finding], config: Config, *, unsafe: bool) -> 
             continue
 
         def relint(text: str, path: str = path) -> list[Finding]:
-            return linter.lint_source(text, path).findings
+            # Only findings the run reports are fixed, round after round.
+            return [f for f in linter.lint_source(text, path).findings if config.reports(f)]
 
         after, fixed = fix_text(before, found, relint, unsafe=unsafe)
         if after == before:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from xml.etree import ElementTree
 
 from ranklint import __version__
-from ranklint.findings import Finding, Fix, Severity
+from ranklint.findings import Evidence, Finding, Fix, Severity
 from ranklint.links import PROJECT_URL, docs_url
 
 if TYPE_CHECKING:
@@ -30,7 +30,9 @@ _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
 _CODE_COLOUR = {Severity.ERROR: "\x1b[31m", Severity.WARNING: "\x1b[33m", Severity.INFO: "\x1b[36m"}
 
 
-def format_text(findings: Sequence[Finding], *, color: bool = False) -> str:
+def format_text(findings: Sequence[Finding], *, color: bool = False, evidence: bool = False) -> str:
+    """One line per finding, its trace below it; with ``evidence``, its confidence and
+    the links of its evidence below that."""
     lines = []
     for f in findings:
         if color:
@@ -42,6 +44,12 @@ def format_text(findings: Sequence[Finding], *, color: bool = False) -> str:
         else:
             lines.append(f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}")
             lines.extend(f"    {s.path}:{s.line}:{s.col}: {s.message}" for s in f.trace)
+        if evidence and f.evidence is not None:
+            lines.append(f"    confidence: {f.confidence.value}")
+            lines.extend(
+                f"    {aspect}: {link.kind} ({link.confidence.value}): {link.detail}"
+                for aspect, link in f.evidence.links()
+            )
     return "".join(line + "\n" for line in lines)
 
 
@@ -67,6 +75,18 @@ def _json_finding(f: Finding) -> dict[str, object]:
         ],
         "fix": _json_fix(f.fix),
         "url": docs_url(f.code),
+        "confidence": f.confidence.value,
+        "evidence": _json_evidence(f.evidence),
+    }
+
+
+def _json_evidence(evidence: Evidence | None) -> dict[str, object] | None:
+    """Each link present as ``{"kind", "detail", "confidence"}`` under its aspect."""
+    if evidence is None:
+        return None
+    return {
+        aspect: {"kind": link.kind, "detail": link.detail, "confidence": link.confidence.value}
+        for aspect, link in evidence.links()
     }
 
 
@@ -215,6 +235,10 @@ def format_sarif(findings: Sequence[Finding], rules: Sequence[type[Rule]]) -> st
             result["codeFlows"] = [{"threadFlows": [{"locations": steps}]}]
         if f.fix is not None:
             result["fixes"] = [_sarif_fix(f.path, f.fix)]
+        properties: dict[str, object] = {"confidence": f.confidence.value}
+        if f.evidence is not None:
+            properties["evidence"] = _json_evidence(f.evidence)
+        result["properties"] = properties
         results.append(result)
     driver_rules = [
         {

@@ -33,7 +33,7 @@ from ranklint.analysis.context import FileContext
 from ranklint.analysis.events import Site
 from ranklint.analysis.project import ProjectFacts
 from ranklint.analysis.visitor import NodeVisitor
-from ranklint.findings import Applicability, Severity
+from ranklint.findings import Applicability, Evidence, Severity
 
 _CODE_PREFIX = "RNK"
 _REGISTRY: dict[str, type[Rule]] = {}
@@ -65,6 +65,7 @@ class PendingFinding:
     # The module-level statement holding ``node``: positions are computed per such statement.
     top_statement: cst.CSTNode | None
     fix: PendingFix | None = None
+    evidence: Evidence | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,8 @@ class ProjectFinding:
     message: str
     chain: tuple[Hop, ...]
     anchor: int = 0
+    # Why it believes what it claims (see Finding.evidence).
+    evidence: Evidence | None = None
 
     @classmethod
     def at(cls, path: str, site: Site, message: str) -> ProjectFinding:
@@ -123,6 +126,10 @@ class Rule(NodeVisitor):
     # test suite (tests/test_rule_fixes.py) and shown in the docs.
     fix_applicability: ClassVar[frozenset[Applicability]] = frozenset()
     fix_safety: ClassVar[str] = ""
+    # (Markdown) Which evidence its findings record and which evidence gives
+    # which confidence tier (docs/usage.md, "Evidence and confidence"); empty:
+    # every finding is certain of what it reports (high).
+    tiers: ClassVar[str] = ""
     fixes: ClassVar[Sequence[tuple[str, str]]] = ()
 
     def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
@@ -141,12 +148,14 @@ class Rule(NodeVisitor):
         *,
         where: tuple[cst.CSTNode | None, cst.CSTNode | None] | None = None,
         fix: PendingFix | None = None,
+        evidence: Evidence | None = None,
     ) -> None:
         """Report ``message`` at ``node`` (the code prefix is added by formatters).
 
         ``where``: (statement, module-level statement) holding ``node`` when it
         is reported after the walk has left it (from ``leave_Module``); by
         default the ones being walked now. ``fix``: how to fix it, if known.
+        ``evidence``: why the finding believes what it claims (collective rules).
         """
         ctx = self.ctx
         statement, top = where if where is not None else (ctx.statement, ctx.top_statement)
@@ -159,6 +168,7 @@ class Rule(NodeVisitor):
                 statement,
                 top,  # pragma: no mutate
                 fix,
+                evidence,
             )
         )
 

@@ -24,6 +24,6 @@ def train(rank, train_loader, val_loader, optimizer):
     if rank == 0:
         with torch.no_grad():
             for images in val_loader:
-                outputs = model(images)  # expect: RNK102
+                outputs = model(images)  # expect: RNK102 (medium)
                 print(outputs.mean())
     dist.barrier()

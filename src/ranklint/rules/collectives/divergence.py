@@ -9,6 +9,7 @@ from ranklint.analysis.collectives import Divergence, DivergenceKind
 from ranklint.analysis.leaves import CollectiveLeaf
 from ranklint.analysis.project import ProjectFacts
 from ranklint.rules.base import ProjectFinding
+from ranklint.rules.collectives.evidence import divergence_evidence
 
 _EXIT_TEXT = {
     "return": "return early",
@@ -26,7 +27,13 @@ def divergence_findings(project: ProjectFacts, *, group_creation: bool) -> Itera
         if (leaf.kind is CallKind.GROUP_CREATION) != group_creation:
             continue
         hop = leaf.chain[0]
-        yield ProjectFinding(hop.path, hop.site, _message(divergence), leaf.chain)
+        yield ProjectFinding(
+            hop.path,
+            hop.site,
+            _message(divergence),
+            leaf.chain,
+            evidence=divergence_evidence(divergence),
+        )
 
 
 def _message(divergence: Divergence) -> str:

@@ -8,6 +8,7 @@ import libcst as cst
 
 from ranklint.analysis import catalog
 from ranklint.analysis.arguments import find_argument
+from ranklint.analysis.axes import axes_of_expression
 from ranklint.analysis.context import FileContext
 from ranklint.analysis.group_local import (
     LocalRoot,
@@ -16,9 +17,10 @@ from ranklint.analysis.group_local import (
     scan_scope,
 )
 from ranklint.analysis.nodes import iter_nodes, placement, source_text
-from ranklint.findings import Applicability, Severity
+from ranklint.findings import Applicability, Confidence, Evidence, Link, Severity
 from ranklint.rules.base import PendingFinding, PendingFix, Rule
 from ranklint.rules.codemods import argument_holding, as_keyword
+from ranklint.rules.collectives.evidence import context_link, group_text_link
 
 
 class GroupLocalRoot(Rule):
@@ -67,6 +69,13 @@ belongs to `g` depends on the layout (RNK109, opt-in, reviews those). Ranks
 mapped back to global numbering (`dist.get_global_rank(g, i)`,
 `dist.get_process_group_ranks(g)[i]`) and products (`pp_rank * tp_size +
 tp_rank`, a global rank built from axis ranks) are not group-local.
+"""
+    tiers = """\
+Each finding records the group query the rank is numbered by (**source**) and
+the group (**group**): the code itself numbers the rank within that group, so
+the findings are high whatever is known of its members. A comparison inside
+an `assert` (`assert group.rank() == 0` under a global rank-0 test) checks the
+root rather than choosing it and is not read as numbering a literal root.
 """
     fix_applicability = frozenset({Applicability.UNSAFE})
     fix_safety = """\
@@ -270,7 +279,19 @@ with pytest.raises(RankFailure, match="Global rank 0 is not part of group"):
             f"`dist.get_global_rank({root.group}, ...)`",
             where=placement(module, root.value),
             fix=self._fix(root),
+            evidence=Evidence(
+                source=Link("rank-query", f"`{local.source}`", HIGH),
+                group=_group_link(self._group_node(root)),
+                context=context_link(self.ctx.path),
+            ),
         )
+
+    def _group_node(self, root: LocalRoot) -> cst.BaseExpression | None:
+        qualified = self.ctx.resolve(root.node.func)
+        spec = catalog.lookup(qualified) if qualified is not None else None
+        if spec is None or spec.group is None:
+            return None
+        return find_argument(root.node, spec.group)
 
     def _fix(self, root: LocalRoot) -> PendingFix | None:
         """``group_src=``/``group_dst=`` for ``src=``/``dst=``, where torch takes it."""
@@ -306,7 +327,32 @@ with pytest.raises(RankFailure, match="Global rank 0 is not part of group"):
             f"wrong on every group that does not start at global rank 0; compare with "
             f"`dist.get_rank()` or map one side with `dist.get_global_rank`",
             where=placement(module, mixed.node),
+            evidence=Evidence(
+                source=Link("rank-query", f"`{mixed.local.source}`", HIGH),
+                group=_group_link(_parsed(mixed.local.source)),
+                context=context_link(self.ctx.path),
+            ),
         )
+
+
+def _parsed(text: str) -> cst.BaseExpression | None:
+    try:
+        return cst.parse_expression(text)
+    except cst.ParserSyntaxError:
+        return None
+
+
+def _group_link(group: cst.BaseExpression | None) -> Link:
+    """What is known of the group the rank is numbered in. Its members need not
+    be known: the code itself numbers the rank within that group (a query of
+    the group), which is what the finding is about."""
+    if group is None:
+        return Link("unknown-members", "the group is not in view", HIGH)
+    link = group_text_link(source_text(group), axes_of_expression(group) or None)
+    return Link(link.kind, link.detail, HIGH)
+
+
+HIGH = Confidence.HIGH
 
 
 def _short(node: cst.BaseExpression) -> str:

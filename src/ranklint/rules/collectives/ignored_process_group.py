@@ -12,11 +12,13 @@ from ranklint.analysis.arguments import find_argument, has_unpacking
 from ranklint.analysis.catalog import CallSpec
 from ranklint.analysis.context import FileContext
 from ranklint.analysis.nodes import source_text
-from ranklint.findings import Applicability, Severity
+from ranklint.findings import Applicability, Confidence, Evidence, Link, Severity
 from ranklint.rules.base import PendingFinding, PendingFix, Rule
 from ranklint.rules.codemods import keyword_argument, with_argument
+from ranklint.rules.collectives.evidence import context_link
 
 _N = TypeVar("_N", bound=cst.CSTNode)
+HIGH, MEDIUM = Confidence.HIGH, Confidence.MEDIUM
 
 # Keywords that pass a process group (or a mesh) to a call.
 _GROUP_KEYWORDS = frozenset({"group", "pg", "process_group", "device_mesh", "mesh"})
@@ -61,6 +63,14 @@ that never call it — and it works in every test with a single group.
 Wrappers from the catalog without a group parameter (accelerate, Lightning)
 are not reported. A group parameter that the function only forwards to
 project helpers under another keyword is not recognised.
+"""
+    tiers = """\
+Each finding records why the parameter is a group (**group**) and what ignores
+it (**reach**). High: the parameter is annotated `ProcessGroup`/`DeviceMesh`,
+or is the group of a collective in the function. Medium: it is only passed on
+as `group=` to other calls or asked for `get_group()` (a parallel-dims object
+is no process group), or the call without a group is a `barrier`, often meant
+for every rank (a barrier for everyone after a group gather).
 """
     runtime_check = """\
 A helper that ignores its group parameter reduces over the whole world; when
@@ -130,7 +140,7 @@ with pytest.raises(DivergenceError, match="ranks 2, 3 never issued it"):
 
 
         def sync(t, pg: ProcessGroup):
-            dist.barrier()  # expect: RNK108
+            dist.barrier()  # expect: RNK108 (medium)
 
 
         def scatter_counts(t, num_samples_per_group):
@@ -195,7 +205,14 @@ but changes what it computes and who must call it. The division by
                     f"; its root must then be a member of that group "
                     f"(`group_{keyword}=` names it within the group)"
                 )
-            self._report(node, f"`{spec.short}`", params, self._fix(node, spec, params), root)
+            self._report(
+                node,
+                f"`{spec.short}`",
+                params,
+                self._fix(node, spec, params),
+                root,
+                barrier=spec.short == "barrier",
+            )
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if isinstance(node.operator, cst.Divide):
@@ -272,6 +289,8 @@ but changes what it computes and who must call it. The division by
         params: tuple[str, ...],
         fix: PendingFix | None = None,
         root: str = "",
+        *,
+        barrier: bool = False,
     ) -> None:
         mentioned = {
             name.value
@@ -286,7 +305,44 @@ but changes what it computes and who must call it. The division by
             f"`{params[0]}`: it runs over all ranks instead of the caller's group; pass "
             f"`group={params[0]}` (for a mesh, `group={params[0]}.get_group(dim)`){root}",
             fix=fix,
+            evidence=self._evidence(params[0], what, barrier=barrier),
         )
+
+    def _evidence(self, param: str, what: str, *, barrier: bool) -> Evidence:
+        """How sure it is that ``param`` is a group and that ``what`` means it.
+
+        A parameter annotated as a group or passed as the group of a collective
+        is one for certain. One only passed on as `group=` to other calls, or
+        whose `get_group()` is called, may be a parallel-dims object: medium.
+        A barrier without a group is often meant for every rank (a barrier for
+        everyone after a group gather): medium.
+        """
+        frame = self.ctx.function
+        annotated = (
+            frame is not None
+            and isinstance(frame.node, cst.FunctionDef)
+            and any(
+                param_node.name.value == param
+                and param_node.annotation is not None
+                and _GROUP_ANNOTATION.search(source_text(param_node.annotation.annotation))
+                for param_node in _all_params(frame.node)
+            )
+        )
+        if annotated:
+            group = Link("group-parameter", f"`{param}` is annotated as a group", HIGH)
+        elif param in self._params()[1]:
+            group = Link("group-parameter", f"`{param}` is the group of a collective here", HIGH)
+        else:
+            group = Link(
+                "group-like-parameter",
+                f"`{param}` is passed on as a group or asked for one (`get_group()`)",
+                MEDIUM,
+            )
+        if barrier:
+            reach = Link("direct", f"{what}, which may be meant for every rank", MEDIUM)
+        else:
+            reach = Link("direct", what, HIGH)
+        return Evidence(group=group, reach=reach, context=context_link(self.ctx.path))
 
 
 def _group_params(

@@ -8,8 +8,9 @@ import libcst as cst
 
 from ranklint.analysis.context import FileContext
 from ranklint.analysis.dist_state import ModuleHelpers, is_init_call, runs_as_script, state_read
-from ranklint.findings import Severity
+from ranklint.findings import Evidence, Severity
 from ranklint.rules.base import PendingFinding, Rule
+from ranklint.rules.collectives.evidence import entry_context_link
 
 # (simple statement line, module-level statement) of a call, for a later report.
 _Place = tuple[cst.CSTNode | None, cst.CSTNode | None]
@@ -60,6 +61,12 @@ parsing, where module-level code runs once per launched process. Helpers are
 followed within the same module only. A value captured in `__init__` of
 other objects is not reported (they may well be built after the group
 exists: the order is the run's, which a linter cannot tell).
+"""
+    tiers = """\
+Each finding records where the module runs (**context**). Library code is
+high. A test module (`test_*.py`, `*_test.py`, `conftest.py`) is medium: a
+launcher may run it as its program (`torchrun -m pytest`), whose module level
+then runs once per launched process, as the run.
 """
     valid = (
         """
@@ -234,6 +241,7 @@ exists: the order is the run's, which a linter cannot tell).
                 f"to rank 0 when no group exists: a dataset built before `init_process_group` "
                 f"(in the launching script, before the trainer starts) keeps rank 0 on every "
                 f"rank; read the rank when it is used, or build the object after the group exists",
+                evidence=Evidence(context=entry_context_link(self.ctx.path)),
             )
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
@@ -255,6 +263,7 @@ exists: the order is the run's, which a linter cannot tell).
             f"stores `{read}` when the module is imported: the value is the import's, not the "
             f"run's (0 or unset in `mp.spawn` children, under custom launchers and before "
             f"`init_process_group`); read it where it is needed, after the group exists",
+            evidence=Evidence(context=entry_context_link(self.ctx.path)),
         )
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:

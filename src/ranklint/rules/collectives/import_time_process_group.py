@@ -12,8 +12,9 @@ from ranklint.analysis.dist_state import runs_as_script
 from ranklint.analysis.events import Site
 from ranklint.analysis.guards import guard_kind
 from ranklint.analysis.project import ProjectFacts
-from ranklint.findings import Severity
+from ranklint.findings import Evidence, Severity
 from ranklint.rules.base import PendingFinding, ProjectFinding, Rule
+from ranklint.rules.collectives.evidence import entry_context_link
 
 
 class ImportTimeProcessGroup(Rule):
@@ -56,6 +57,12 @@ runs its module-level code once per launched process, which is how a torchrun
 `train.py` or a standalone benchmark starts. Such a file is reported only
 when another file of the run imports it; a run that does not see the
 importer (one file given, the flake8 face) does not report it.
+"""
+    tiers = """\
+Each finding records where the module runs (**context**). Library code is
+high. A test module (`test_*.py`, `*_test.py`, `conftest.py`) is medium: a
+launcher may run it as its program (`torchrun -m pytest`), whose module level
+then runs once per launched process, as the run.
 """
     valid = (
         """
@@ -172,7 +179,11 @@ importer (one file given, the flake8 face) does not report it.
             # Judged in the project phase: only an imported script is reported.
             ctx.facts.defer_creation(Site(ctx.top_index, ctx.call_ordinal), qualified)
             return
-        self.report(node, _message(qualified))
+        self.report(
+            node,
+            _message(qualified),
+            evidence=Evidence(context=entry_context_link(self.ctx.path)),
+        )
 
     @classmethod
     def check_project(cls, project: ProjectFacts) -> Iterable[ProjectFinding]:

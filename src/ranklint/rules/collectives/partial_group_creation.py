@@ -12,6 +12,7 @@ from ranklint.analysis.project import ProjectFacts
 from ranklint.findings import Severity
 from ranklint.rules.base import ProjectFinding, Rule
 from ranklint.rules.collectives.divergence import divergence_findings
+from ranklint.rules.collectives.evidence import DIVERGENCE_TIERS
 
 
 class PartialGroupCreation(Rule):
@@ -46,6 +47,7 @@ the process's own `rank=` by design) is initialisation, not a subgroup.
 Creation under `if self.x is None:` is lazy — whichever call comes first
 creates it on every rank — and is not followed through calls.
 """
+    tiers = DIVERGENCE_TIERS
     runtime_check = """\
 Group creation is a collective of the whole world; the companion records
 `new_group` with its ranks and reports the ranks that never call it.
@@ -126,7 +128,7 @@ with pytest.raises(DivergenceError, match="new_group"):
 
         def build_groups(rank):
             if rank < 4:
-                return dist.new_group([0, 1, 2, 3])  # expect: RNK105
+                return dist.new_group([0, 1, 2, 3])  # expect: RNK105 (medium)
             return dist.new_group([4, 5, 6, 7])
 
 

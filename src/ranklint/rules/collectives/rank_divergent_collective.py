@@ -8,6 +8,7 @@ from ranklint.analysis.project import ProjectFacts
 from ranklint.findings import Severity
 from ranklint.rules.base import ProjectFinding, Rule
 from ranklint.rules.collectives.divergence import divergence_findings
+from ranklint.rules.collectives.evidence import DIVERGENCE_TIERS
 from ranklint.rules.collectives.rank_divergent_examples import VALID
 from ranklint.rules.collectives.rank_divergent_invalid import INVALID
 
@@ -148,6 +149,7 @@ a rank gives `all_gather_object`; a test of the file system (`os.path.exists`,
 same function writes (`open(path, "w")`, `torch.save(x, path)`): ranks that
 look after the write see the file, the others do not.
 """
+    tiers = DIVERGENCE_TIERS
     runtime_check = """\
 Run the function on simulated ranks with the runtime companion (`pip install
 'ranklint[runtime]'`, [docs/runtime.md](../runtime.md)): if the ranks really

@@ -1,0 +1,455 @@
+"""Evidence and confidence tiers of collective findings (issue 35).
+
+Each collective finding records its argument link by link; its tier is the
+weakest link's; the default run reports high findings and counts the others.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ranklint import Config, lint_source
+from ranklint.config import ConfigError, load_config
+from ranklint.findings import Confidence, Evidence, Finding, Link
+from ranklint.rules.collectives.evidence import (
+    context_link,
+    entry_context_link,
+    group_text_link,
+    guard_kind,
+    source_link,
+)
+from tests.conftest import findings_of, write
+
+HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
+
+# A parameter named `rank`: only its name says it holds the caller's rank.
+_NAME_ONLY = """\
+import torch.distributed as dist
+
+
+def finish(rank):
+    if rank == 0:
+        dist.barrier()
+"""
+# A rank query on the default group: every link is high.
+_QUERIED = """\
+import torch.distributed as dist
+
+
+def finish():
+    if dist.get_rank() == 0:
+        dist.barrier()
+"""
+
+
+def _one(source: str, select: tuple[str, ...] = ("RNK102",)) -> Finding:
+    found = findings_of(source, select=select)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def _links(finding: Finding) -> dict[str, tuple[str, Confidence]]:
+    assert finding.evidence is not None
+    return {aspect: (link.kind, link.confidence) for aspect, link in finding.evidence.links()}
+
+
+# -- the model ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("run", "finding", "admitted"),
+    [
+        (HIGH, HIGH, True),
+        (HIGH, MEDIUM, False),
+        (HIGH, LOW, False),
+        (MEDIUM, HIGH, True),
+        (MEDIUM, MEDIUM, True),
+        (MEDIUM, LOW, False),
+        (LOW, LOW, True),
+        (LOW, MEDIUM, True),
+    ],
+)
+def test_a_run_admits_findings_at_its_confidence_or_surer(
+    run: Confidence, finding: Confidence, admitted: bool
+) -> None:
+    assert run.admits(finding) is admitted
+
+
+def test_evidence_confidence_is_its_weakest_link_and_high_without_links() -> None:
+    strong = Link("rank-query", "`dist.get_rank()`", HIGH)
+    named = Link("rank-name", "`rank`", MEDIUM)
+    unknown = Link("unknown-members", "`pg`", LOW)
+
+    assert Evidence().confidence is HIGH
+    assert Evidence(source=strong).confidence is HIGH
+    assert Evidence(source=strong, guard=named).confidence is MEDIUM
+    assert Evidence(source=named, group=unknown, context=strong).confidence is LOW
+    assert [aspect for aspect, _ in Evidence(context=strong, source=named).links()] == [
+        "source",
+        "context",
+    ]
+
+
+def test_finding_without_evidence_is_high() -> None:
+    found = findings_of("from os import *\n", select=("RNK301",))
+
+    assert [f.confidence for f in found] == [HIGH]
+    assert found[0].evidence is None
+
+
+# -- links -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("condition", "kind", "confidence"),
+    [
+        ("dist.get_rank() == 0", "rank-query", HIGH),
+        ('int(os.environ["RANK"]) == 0', "launcher-variable", HIGH),
+        ("rank == 0", "rank-name", MEDIUM),
+        ("random.random() < 0.5", "random-draw", MEDIUM),
+        ("accelerator.is_main_process", "rank-query", HIGH),
+        ("ctx.get_world_rank() == 0", "rank-query", HIGH),
+    ],
+)
+def test_source_link_says_where_the_rank_dependence_comes_from(
+    condition: str, kind: str, confidence: Confidence
+) -> None:
+    source = f"""\
+import os
+import random
+
+import torch.distributed as dist
+
+
+def step(rank, accelerator, ctx):
+    if {condition}:
+        dist.barrier()
+"""
+    assert _links(_one(source))["source"] == (kind, confidence)
+
+
+def test_source_link_prefers_the_surest_source_and_says_the_test_when_none() -> None:
+    sources = {("rank-name", "rank"), ("rank-query", "dist.get_rank()")}
+
+    assert source_link(sources, "x") == Link("rank-query", "`dist.get_rank()`", HIGH)
+    assert source_link((), "flag") == Link("unrecorded", "`flag`", MEDIUM)
+
+
+@pytest.mark.parametrize(
+    ("test", "kind"),
+    [
+        ("rank in ranks", "membership"),
+        ("rank == 0", "equality"),
+        ("rank != 0", "equality"),
+        ("rank < 2", "ordering"),
+        ("is_main", "truth-test"),
+    ],
+)
+def test_guard_kind_from_the_text_of_the_test(test: str, kind: str) -> None:
+    assert guard_kind(test, None) == kind
+
+
+@pytest.mark.parametrize(
+    ("group", "axes", "kind", "confidence"),
+    [
+        ('mesh["tp"]', frozenset({"tp"}), "mesh-axis", HIGH),
+        ("gpc.get_group(ParallelMode.DATA)", frozenset({"dp"}), "mesh-axis", HIGH),
+        ("mpu.get_data_parallel_group()", frozenset({"dp"}), "axis-getter", HIGH),
+        ("self.tp_group", frozenset({"tp"}), "axis-from-name", MEDIUM),
+        ("self._model_update_group", frozenset({"tp"}), "axis-from-name", MEDIUM),
+        ("pg", None, "unknown-members", LOW),
+        ("dist.group.WORLD", frozenset(), "default-group", HIGH),
+    ],
+)
+def test_group_link_is_high_only_for_declared_axes(
+    group: str, axes: frozenset[str] | None, kind: str, confidence: Confidence
+) -> None:
+    link = group_text_link(group, axes)
+
+    assert (link.kind, link.confidence) == (kind, confidence)
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("pkg/tests/test_sync.py", "test"),
+        ("pkg/conftest.py", "test"),
+        ("pkg/sync_test.py", "test"),
+        ("examples/train.py", "script"),
+        ("scripts/run.py", "script"),
+        ("pkg/sync.py", "library"),
+    ],
+)
+def test_context_link_reads_the_path(path: str, kind: str) -> None:
+    assert context_link(path).kind == kind
+    assert context_link(path).confidence is HIGH
+
+
+@pytest.mark.parametrize(
+    ("path", "confidence"),
+    [
+        ("tests/test_launch.py", MEDIUM),
+        ("conftest.py", MEDIUM),
+        ("pkg/launch_test.py", MEDIUM),
+        ("tests/helpers.py", HIGH),
+        ("pkg/state.py", HIGH),
+    ],
+)
+def test_entry_context_is_medium_for_test_modules_a_launcher_may_run(
+    path: str, confidence: Confidence
+) -> None:
+    assert entry_context_link(path).confidence is confidence
+
+
+# -- tiers of whole findings -------------------------------------------------
+
+
+def test_rank_query_on_the_default_group_is_high_in_every_link() -> None:
+    finding = _one(_QUERIED)
+
+    assert finding.confidence is HIGH
+    assert _links(finding) == {
+        "source": ("rank-query", HIGH),
+        "guard": ("equality", HIGH),
+        "group": ("default-group", HIGH),
+        "reach": ("direct", HIGH),
+        "context": ("library", HIGH),
+    }
+
+
+def test_a_rank_name_alone_never_makes_a_finding_high() -> None:
+    assert _one(_NAME_ONLY).confidence is MEDIUM
+
+
+def test_an_axis_word_in_a_group_name_is_no_evidence_of_an_axis() -> None:
+    source = """\
+import torch.distributed as dist
+
+
+class Trainer:
+    def sync_weights(self, p):
+        if dist.get_rank() == 0:
+            dist.all_reduce(p, group=self._model_update_group)
+"""
+    finding = _one(source)
+
+    assert _links(finding)["group"] == ("axis-from-name", MEDIUM)
+    assert finding.confidence is MEDIUM
+
+
+def test_a_call_chain_is_recorded_hop_by_hop() -> None:
+    source = """\
+import torch.distributed as dist
+
+
+def sync():
+    dist.barrier()
+
+
+def finish():
+    if dist.get_rank() == 0:
+        sync()
+"""
+    finding = _one(source)
+
+    assert finding.evidence is not None
+    assert finding.evidence.reach is not None
+    assert finding.evidence.reach.kind == "call-chain"
+    assert finding.evidence.reach.detail == "`sync()` -> `dist.barrier()`"
+
+
+@pytest.mark.parametrize(
+    ("annotation", "call", "confidence"),
+    [
+        (": ProcessGroup", "dist.all_reduce(t)", HIGH),
+        ("", "dist.all_reduce(t)", HIGH),  # `pg` is the group of the other collective
+        (": ProcessGroup", "dist.barrier()", MEDIUM),  # a barrier may be for every rank
+    ],
+)
+def test_ignored_group_tier_follows_what_shows_the_parameter_is_a_group(
+    annotation: str, call: str, confidence: Confidence
+) -> None:
+    source = f"""\
+import torch.distributed as dist
+from torch.distributed import ProcessGroup
+
+
+def reduce(t, pg{annotation}):
+    dist.all_gather_into_tensor(t, t, group=pg)
+    {call}
+"""
+    assert _one(source, ("RNK108",)).confidence is confidence
+
+
+def test_ignored_group_of_a_parameter_only_passed_on_is_medium() -> None:
+    source = """\
+import torch.distributed as dist
+
+
+def reduce(t, dims):
+    helper(t, group=dims)
+    dist.all_reduce(t)
+"""
+    finding = _one(source, ("RNK108",))
+
+    assert _links(finding)["group"] == ("group-like-parameter", MEDIUM)
+
+
+def test_assert_on_a_group_rank_does_not_make_a_literal_root_group_local() -> None:
+    source = """\
+import torch.distributed as dist
+
+
+def publish(t, group):
+    if dist.get_rank() == 0:
+        assert dist.get_rank(group) == 0
+    dist.broadcast(t, src=0, group=group)
+"""
+    assert findings_of(source, select=("RNK110",)) == []
+
+
+def test_group_local_root_records_the_query_and_stays_high_on_an_unknown_group() -> None:
+    source = """\
+import torch.distributed as dist
+
+
+def publish(obj, pg, rank):
+    if pg.rank() == rank:
+        obj = [obj]
+    dist.broadcast_object_list(obj, rank, group=pg)
+"""
+    finding = _one(source, ("RNK110",))
+
+    assert finding.confidence is HIGH
+    assert _links(finding)["source"] == ("rank-query", HIGH)
+
+
+@pytest.mark.parametrize(("path", "confidence"), [("state.py", HIGH), ("test_state.py", MEDIUM)])
+def test_import_time_rank_read_is_medium_in_a_test_module(
+    path: str, confidence: Confidence
+) -> None:
+    source = 'import os\n\nRANK = int(os.environ.get("RANK", "0"))\n'
+    result = lint_source(source, path, Config(select=("RNK111",), confidence="low"))
+
+    assert [f.confidence for f in result.findings] == [confidence]
+
+
+# -- what a run reports ------------------------------------------------------
+
+
+def test_default_run_reports_high_findings_and_counts_the_others() -> None:
+    result = lint_source(_NAME_ONLY, "train.py", Config(select=("RNK102",)))
+
+    assert result.findings == []
+    assert result.below_confidence == 1
+
+
+@pytest.mark.parametrize(("confidence", "shown"), [("high", 0), ("medium", 1), ("low", 1)])
+def test_confidence_option_admits_lower_tiers(confidence: str, shown: int) -> None:
+    result = lint_source(_NAME_ONLY, "train.py", Config(select=("RNK102",), confidence=confidence))
+
+    assert len(result.findings) == shown
+    assert result.below_confidence == 1 - shown
+
+
+def test_noqa_on_a_hidden_finding_is_still_used() -> None:
+    source = _NAME_ONLY.replace("dist.barrier()", "dist.barrier()  # noqa: RNK102")
+    result = lint_source(source, "train.py", Config(select=("RNK102", "RNK002")))
+
+    assert result.findings == []
+    assert result.below_confidence == 0
+
+
+def test_confidence_key_is_read_from_pyproject_and_checked(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.ranklint]\nconfidence = "medium"\n')
+    assert load_config(None, cwd=tmp_path).reported_confidence() is MEDIUM
+
+    write(tmp_path / "pyproject.toml", '[tool.ranklint]\nconfidence = "certain"\n')
+    with pytest.raises(ConfigError, match="confidence"):
+        load_config(None, cwd=tmp_path)
+
+
+# -- the command line and the formats -----------------------------------------
+
+
+def test_cli_default_run_says_how_many_findings_of_lower_confidence_it_left_out(
+    run_cli, tmp_path: Path
+) -> None:
+    write(tmp_path / "train.py", _NAME_ONLY)
+
+    done = run_cli("check", "--select", "RNK102", "train.py", cwd=tmp_path)
+
+    assert done.code == 0
+    assert "1 finding of lower confidence not shown" in done.err
+
+
+def test_cli_confidence_flag_overrides_the_configuration(run_cli, tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.ranklint]\nconfidence = "high"\n')
+    write(tmp_path / "train.py", _NAME_ONLY)
+
+    done = run_cli(
+        "check", "--select", "RNK102", "--confidence", "medium", "train.py", cwd=tmp_path
+    )
+
+    assert done.code == 1
+    assert "train.py:6:9: RNK102" in done.out
+    assert "lower confidence" not in done.err
+
+
+def test_cli_show_evidence_prints_the_tier_and_each_link(run_cli, tmp_path: Path) -> None:
+    write(tmp_path / "train.py", _NAME_ONLY)
+
+    done = run_cli(
+        "check",
+        "--select",
+        "RNK102",
+        "--confidence",
+        "low",
+        "--show-evidence",
+        "train.py",
+        cwd=tmp_path,
+    )
+
+    lines = done.out.splitlines()
+    assert lines[0].startswith("train.py:6:9: RNK102")
+    assert lines[1:3] == ["    confidence: medium", "    source: rank-name (medium): `rank`"]
+    assert "    group: default-group (high): the default group (every rank)" in lines
+
+
+def test_cli_show_evidence_with_json_is_a_usage_error(run_cli, tmp_path: Path) -> None:
+    write(tmp_path / "train.py", _QUERIED)
+
+    done = run_cli("check", "--format", "json", "--show-evidence", "train.py", cwd=tmp_path)
+
+    assert done.code == 2
+    assert "--show-evidence" in done.err
+
+
+def test_json_and_sarif_carry_the_tier_and_a_field_per_link(run_cli, tmp_path: Path) -> None:
+    write(tmp_path / "train.py", _NAME_ONLY)
+    args = ("check", "--select", "RNK102", "--confidence", "medium", "train.py")
+
+    record = json.loads(run_cli(*args, "--format", "json", cwd=tmp_path).out)[0]
+    sarif = json.loads(run_cli(*args, "--format", "sarif", cwd=tmp_path).out)
+
+    assert record["confidence"] == "medium"
+    assert record["evidence"]["source"] == {
+        "kind": "rank-name",
+        "detail": "`rank`",
+        "confidence": "medium",
+    }
+    assert set(record["evidence"]) == {"source", "guard", "group", "reach", "context"}
+    properties = sarif["runs"][0]["results"][0]["properties"]
+    assert properties["confidence"] == "medium"
+    assert properties["evidence"] == record["evidence"]
+
+
+def test_rules_with_evidence_document_their_tiers() -> None:
+    from ranklint.rules import all_rules
+
+    documented = {rule.code for rule in all_rules() if rule.tiers.strip()}
+
+    assert {"RNK101", "RNK102", "RNK105", "RNK108", "RNK110", "RNK111"} <= documented
