@@ -48,15 +48,25 @@ def cases() -> list[Path]:
 
 
 def check(
-    case: Path, config: Config | None = None, confidence: Confidence = Confidence.HIGH
+    case: Path,
+    config: Config | None = None,
+    confidence: Confidence = Confidence.HIGH,
+    *,
+    default_rules: bool = False,
 ) -> CaseResult:
     """Lint the case's two versions at ``confidence`` (the default run's by
     default): a marker ``# expect: RNK102 (medium)`` is expected only at
-    medium confidence or lower."""
+    medium confidence or lower. The rules the markers name are turned on,
+    opt-in ones too; with ``default_rules``, only the default selection runs
+    and only its markers are expected (the default run's recall)."""
     buggy = (case / "buggy.py").read_text(encoding="utf-8")
-    expected = expected_findings(buggy, confidence)
+    marked = expected_findings(buggy, confidence)
+    if config is None:
+        extra = () if default_rules else tuple(sorted({code for _, code in marked}))
+        config = Config(extend_select=extra, confidence=confidence.value)
+    enabled = set(config.enabled_codes())
+    expected = [(line, code) for line, code in marked if code in enabled]
     codes = {code for _, code in expected}
-    config = config or Config(confidence=confidence.value)
     on_buggy = lint_paths([case / "buggy.py"], config, jobs=1).findings
     on_fixed = lint_paths([case / "fixed.py"], config, jobs=1).findings
     class_match = _CLASS.search(buggy)
@@ -117,8 +127,17 @@ def main() -> int:
         default=Confidence.HIGH.value,
         help="the lowest confidence reported (default: high, the default run's)",
     )
+    parser.add_argument(
+        "--default-rules",
+        action="store_true",
+        help="run the default rule selection only (the default run's recall); by default "
+        "each case's rules are turned on, opt-in ones too",
+    )
     args = parser.parse_args()
-    results = [check(case, confidence=Confidence(args.confidence)) for case in cases()]
+    confidence = Confidence(args.confidence)
+    results = [
+        check(case, confidence=confidence, default_rules=args.default_rules) for case in cases()
+    ]
     print(report(results, markdown=args.markdown))
     return 0
 

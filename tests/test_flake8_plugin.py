@@ -76,10 +76,11 @@ def test_flake8_honours_the_same_suppressions_and_columns_as_the_cli(tmp_path: P
 def test_flake8_and_the_cli_give_a_suppression_comment_one_meaning(
     tmp_path: Path, comment: str
 ) -> None:
-    # RNK111 (import-time distributed state): suppressed by its code, its prefix
-    # and its lower-case spelling in both faces, by another prefix in neither.
+    # RNK111 (import-time distributed state, opt-in): suppressed by its code, its
+    # prefix and its lower-case spelling in both faces, by another prefix in neither.
     source = f"import torch.distributed as dist\n\nRANK = dist.get_rank()  {comment}\n"
     write(tmp_path / "state.py", source)
+    write(tmp_path / "pyproject.toml", '[tool.ranklint]\nextend-select = ["RNK111"]\n')
 
     from_flake8 = flake8_lines(tmp_path, "state.py")
     from_cli = cli_lines(tmp_path, "state.py")

@@ -93,3 +93,14 @@ def test_buggy_version_is_reported_on_the_marked_line_in_its_tier(
     result = check(case, confidence=confidence)
 
     assert result.found == result.expected
+
+
+@pytest.mark.parametrize(
+    "case", [case for case in CASES if case.name not in NOT_FOUND_YET], ids=lambda case: case.name
+)
+def test_default_run_reports_the_cases_whose_rule_and_tier_are_default(case: Path) -> None:
+    """Opt-in rules (RNK110, RNK111) and medium findings are left out of the
+    default run; every other marked finding is in it."""
+    result = check(case, default_rules=True)
+
+    assert result.found == result.expected

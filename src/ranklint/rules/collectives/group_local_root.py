@@ -27,6 +27,7 @@ class GroupLocalRoot(Rule):
     code = "RNK110"
     name = "group-local-root"
     severity = Severity.ERROR
+    default_enabled = False
     summary = "A rank numbered within a group is passed where torch expects a global rank"
     what = """\
 Reports the `src`/`dst` of a rooted collective on a group other than the

@@ -20,6 +20,7 @@ class ImportTimeDistributedState(Rule):
     code = "RNK111"
     name = "import-time-distributed-state"
     severity = Severity.WARNING
+    default_enabled = False
     summary = "The rank or world size is read once, before the run has one"
     what = """\
 Reports two ways of reading distributed state too early:
