@@ -39,7 +39,7 @@ def _source(text: str) -> str:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    write(tmp_path / "pyproject.toml", "[tool.ranklint]\n")
+    write(tmp_path / "pyproject.toml", '[tool.ranklint]\nextend-select = ["RNK110"]  # opt-in\n')
     write(tmp_path / "train.py", SOURCE)
     return tmp_path
 
@@ -162,7 +162,9 @@ def test_fix_of_stdin_prints_the_fixed_source_and_the_rest_on_stderr(
     stdin = io.TextIOWrapper(io.BytesIO(_source(SOURCE).encode()))
     monkeypatch.setattr("sys.stdin", stdin)
 
-    run = run_cli("check", "--fix", "-", "--stdin-filename", "train.py")
+    run = run_cli(
+        "check", "--fix", "--extend-select", "RNK110", "-", "--stdin-filename", "train.py"
+    )
 
     assert run.out == _source(SAFE_FIXED)
     assert "train.py:10:35: RNK110" in run.err
@@ -173,7 +175,16 @@ def test_diff_of_stdin_prints_the_diff(run_cli, monkeypatch: pytest.MonkeyPatch)
     stdin = io.TextIOWrapper(io.BytesIO(_source(SOURCE).encode()))
     monkeypatch.setattr("sys.stdin", stdin)
 
-    run = run_cli("check", "--diff", "--unsafe-fixes", "-", "--stdin-filename", "train.py")
+    run = run_cli(
+        "check",
+        "--diff",
+        "--unsafe-fixes",
+        "--extend-select",
+        "RNK110",
+        "-",
+        "--stdin-filename",
+        "train.py",
+    )
 
     assert "+        dist.broadcast(state, group_src=i, group=cp_group)\n" in run.out
     assert run.code == 1
