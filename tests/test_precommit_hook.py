@@ -92,8 +92,8 @@ def test_hook_catches_a_helper_change_through_an_unchanged_call_site(
         tmp_path,
         {
             "pyproject.toml": "[project]\nname = 'p'\n",
-            "train.py": "from helpers import save\n\n\ndef step(rank):\n"
-            "    if rank == 0:\n        save()\n",
+            "train.py": "import os\nfrom helpers import save\n\ndef step():\n"
+            "    if os.environ['RANK'] == '0':\n        save()\n",
             "helpers.py": "def save():\n    pass\n",
         },
     )

@@ -30,6 +30,7 @@ from ranklint.analysis.taint import (
     RANDOM_DRAW,
     RANK_NAME,
     RANK_QUERY,
+    SOURCE_KINDS,
 )
 from ranklint.findings import Confidence, Evidence, Link
 
@@ -80,15 +81,6 @@ _SOURCE_CONFIDENCE = {
     PER_RANK_DATA: HIGH,
     FILE_SYSTEM: MEDIUM,
 }
-_SOURCE_ORDER = (
-    RANK_QUERY,
-    LAUNCHER_VARIABLE,
-    CONFIGURED_NAME,
-    RANK_NAME,
-    RANDOM_DRAW,
-    PER_RANK_DATA,
-    FILE_SYSTEM,
-)
 
 # Collectives a framework issues implicitly (no call names them as one): a
 # model forward that all-gathers, Lightning's `self.log(..., sync_dist=True)`,
@@ -118,7 +110,7 @@ _SCRIPT_FOLDER = re.compile(r"(^|/)(examples?|scripts?|tools|benchmarks?|recipes
 def source_link(sources: Iterable[tuple[str, str]], test: str) -> Link:
     """The surest source of a rank-dependence (``test``: the condition, shown when
     no source was recorded: a rank seen only through the shape of the code)."""
-    ordered = sorted(sources, key=lambda source: (_SOURCE_ORDER.index(source[0]), source[1]))
+    ordered = sorted(sources, key=lambda source: (SOURCE_KINDS.index(source[0]), source[1]))
     if not ordered:
         return Link("unrecorded", f"`{test}`", MEDIUM)
     kind, text = ordered[0]
