@@ -289,6 +289,15 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_rule_fixes.py",
         ),
     ),
+    # Evidence and tiers (issue 35): the links of collective findings, what a
+    # run reports at a confidence, and the lines a text run ends with.
+    "evidence": (
+        ("rules/collectives/evidence.py", "faces/summary.py"),
+        (
+            "tests/test_evidence.py",
+            "tests/test_cli.py",
+        ),
+    ),
     # The adoption faces: baselines, --add-noqa, and RNK002 (unused suppressions).
     "adoption": (
         ("faces/baseline.py", "faces/noqa.py", "rules/framework/unused_suppression.py"),
