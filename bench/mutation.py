@@ -293,10 +293,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # run reports at a confidence, and the lines a text run ends with.
     "evidence": (
         ("rules/collectives/evidence.py", "faces/summary.py"),
-        (
-            "tests/test_evidence.py",
-            "tests/test_cli.py",
-        ),
+        ("tests/test_evidence.py", "tests/test_cli.py"),
     ),
     # The adoption faces: baselines, --add-noqa, and RNK002 (unused suppressions).
     "adoption": (

@@ -453,3 +453,189 @@ def test_rules_with_evidence_document_their_tiers() -> None:
     documented = {rule.code for rule in all_rules() if rule.tiers.strip()}
 
     assert {"RNK101", "RNK102", "RNK105", "RNK108", "RNK110", "RNK111"} <= documented
+
+
+_EARLY_EXIT = """\
+import torch.distributed as dist
+
+
+def step(t):
+    if dist.get_rank() != 0:
+        return
+    dist.all_reduce(t)
+"""
+_TRIP_COUNT = """\
+import torch.distributed as dist
+
+
+def step(t):
+    for _ in range(dist.get_rank()):
+        dist.all_reduce(t)
+"""
+_MEMBERS_CREATE = """\
+import torch.distributed as dist
+
+TRAINERS = [0, 1]
+
+
+def build():
+    rank = dist.get_rank()
+    if rank in TRAINERS:
+        dist.new_group(TRAINERS)
+"""
+_DECORATED = """\
+import torch.distributed as dist
+from lightning.pytorch.utilities import rank_zero_only
+
+
+@rank_zero_only
+def save(t):
+    dist.barrier()
+"""
+_MESH_AXIS = """\
+import torch.distributed as dist
+
+
+def is_main():
+    return dist.get_rank() == 0
+
+
+def step(t, mesh):
+    if is_main():
+        dist.all_reduce(t, group=mesh.get_group("tp"))
+"""
+_EXPLICIT_RANKS = """\
+import torch.distributed as dist
+
+
+def step(t):
+    g = dist.new_group([0, 1])
+    if dist.get_rank() == 0:
+        dist.all_reduce(t, group=g)
+    else:
+        dist.broadcast(t, src=0)
+"""
+_LIBRARY = ("context", "library", "library code", HIGH)
+_DEFAULT_GROUP = ("group", "default-group", "the default group (every rank)", HIGH)
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        pytest.param(
+            _EARLY_EXIT,
+            [
+                ("source", "rank-query", "`dist.get_rank()`", HIGH),
+                ("guard", "early-exit", "`return` when `dist.get_rank() != 0`", HIGH),
+                _DEFAULT_GROUP,
+                ("reach", "direct", "`dist.all_reduce()`", HIGH),
+                _LIBRARY,
+            ],
+            id="early-exit",
+        ),
+        pytest.param(
+            _TRIP_COUNT,
+            [
+                ("source", "rank-query", "`dist.get_rank()`", HIGH),
+                ("guard", "loop-trip-count", "`range(dist.get_rank())`", HIGH),
+                _DEFAULT_GROUP,
+                ("reach", "direct", "`dist.all_reduce()`", HIGH),
+                _LIBRARY,
+            ],
+            id="loop-trip-count",
+        ),
+        pytest.param(
+            _MEMBERS_CREATE,
+            [
+                ("source", "rank-query", "`dist.get_rank()`", HIGH),
+                ("guard", "membership", "`rank in TRAINERS`", HIGH),
+                ("group", "default-group", "group creation runs on every rank of the job", HIGH),
+                ("reach", "direct", "`dist.new_group()`", HIGH),
+                _LIBRARY,
+            ],
+            id="membership-before-a-group-creation",
+        ),
+        pytest.param(
+            _DECORATED,
+            [
+                ("source", "rank-only-decorator", "`@rank_zero_only`", HIGH),
+                ("guard", "decorator", "`@rank_zero_only` runs the function on one rank", HIGH),
+                _DEFAULT_GROUP,
+                ("reach", "direct", "`dist.barrier()`", HIGH),
+                _LIBRARY,
+            ],
+            id="rank-only-decorator",
+        ),
+        pytest.param(
+            _MESH_AXIS,
+            [
+                ("source", "rank-query", "`is_main()`", HIGH),
+                ("guard", "truth-test", "`is_main()`", HIGH),
+                ("group", "mesh-axis", '`mesh.get_group("tp")` (axis tp)', HIGH),
+                ("reach", "direct", "`dist.all_reduce()`", HIGH),
+                _LIBRARY,
+            ],
+            id="mesh-axis",
+        ),
+        pytest.param(
+            _EXPLICIT_RANKS,
+            [
+                ("source", "rank-query", "`dist.get_rank()`", HIGH),
+                ("guard", "equality", "`dist.get_rank() == 0`", HIGH),
+                ("group", "explicit-ranks", "`g`: global ranks 0, 1", HIGH),
+                ("reach", "direct", "`dist.all_reduce()`", HIGH),
+                _LIBRARY,
+            ],
+            id="explicit-ranks",
+        ),
+    ],
+)
+def test_divergence_evidence_names_every_link_with_its_detail(
+    source: str, expected: list[tuple[str, str, str, Confidence]]
+) -> None:
+    finding = _one(source, ("RNK102", "RNK105"))
+
+    assert finding.evidence is not None
+    found = [
+        (aspect, link.kind, link.detail, link.confidence)
+        for aspect, link in finding.evidence.links()
+    ]
+    assert found == expected
+
+
+def test_membership_guard_of_a_collective_on_a_known_group_is_medium() -> None:
+    source = """\
+import torch.distributed as dist
+
+TRAINERS = [0, 1]
+
+
+def publish(t):
+    if dist.get_rank() in TRAINERS:
+        dist.all_reduce(t)
+"""
+    assert _links(_one(source))["guard"] == ("membership", MEDIUM)
+
+
+@pytest.mark.parametrize(
+    ("call", "kind"),
+    [
+        ("self.log_dict(metrics, sync_dist=True)", "framework"),
+        ("dist.all_reduce(metrics)", "direct"),
+    ],
+)
+def test_reach_link_says_whether_a_framework_communicates_implicitly(call: str, kind: str) -> None:
+    source = f"""\
+import lightning.pytorch as pl
+import torch.distributed as dist
+
+
+class Model(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        metrics = {{"loss": 1.0}}
+        if self.global_rank == 0:
+            {call}
+"""
+    reach = _links(_one(source))["reach"]
+
+    assert reach == (kind, HIGH)

@@ -54,7 +54,8 @@ JSON and SARIF); its tier is its weakest link's.
   not recorded.
 - **guard**, how the test splits the ranks: equality, ordering, truth test,
   loop trip count, early exit (high); membership (`rank in ranks`: medium,
-  the members of a group pass it alike).
+  the members of a group pass it alike; high before a group creation, which
+  every rank must reach).
 - **group**, the group the collective runs on: the default group, explicit
   ranks, a quoted mesh dimension (`mesh["tp"]`), a `ParallelMode` member or a
   getter that names the group (`get_data_parallel_group()`) (high); the group
@@ -239,6 +240,8 @@ def _guard(divergence: Divergence, cond: RankCond | None, test: str) -> Link:
     if kind is DivergenceKind.SKIPPED_AFTER_EXIT:
         return Link("early-exit", f"`{divergence.exit_kind}` when `{test}`", HIGH)
     used = guard_kind(test, cond)
-    # Members of a group all pass a membership test alike, unless the group is known.
-    confidence = MEDIUM if used == "membership" else HIGH
+    # Members of a group all pass a membership test alike; but every rank must
+    # create every group, members or not.
+    creation = divergence.leaf.kind is CallKind.GROUP_CREATION
+    confidence = MEDIUM if used == "membership" and not creation else HIGH
     return Link(used, f"`{test}`", confidence)
