@@ -639,3 +639,69 @@ class Model(pl.LightningModule):
     reach = _links(_one(source))["reach"]
 
     assert reach == (kind, HIGH)
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("pkg\\tests\\test_sync.py", Link("test", "a test module", HIGH)),
+        ("examples\\train.py", Link("script", "an example or script", HIGH)),
+        ("pkg/sync.py", Link("library", "library code", HIGH)),
+    ],
+)
+def test_context_link_reads_windows_and_posix_paths_alike(path: str, expected: Link) -> None:
+    assert context_link(path) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        (
+            "pkg\\tests\\test_launch.py",
+            Link("test", "a test module, which a launcher may run as its program", MEDIUM),
+        ),
+        ("pkg\\state.py", Link("library", "library code", HIGH)),
+    ],
+)
+def test_entry_context_link_names_the_module_kind_and_why(path: str, expected: Link) -> None:
+    assert entry_context_link(path) == expected
+
+
+def test_group_text_link_quotes_the_group_it_knows_nothing_of() -> None:
+    assert group_text_link("pg", None) == Link("unknown-members", "`pg`", LOW)
+    assert group_text_link("self.tp_group", frozenset({"tp"})) == Link(
+        "axis-from-name", "`self.tp_group` (axis tp, read from the name)", MEDIUM
+    )
+
+
+def test_source_returned_by_a_project_function_names_that_function() -> None:
+    source = """\
+import torch.distributed as dist
+
+
+def leader():
+    return dist.get_rank() == 0
+
+
+def finish():
+    if leader():
+        dist.barrier()
+"""
+    finding = _one(source)
+
+    assert finding.evidence is not None
+    assert finding.evidence.source == Link(
+        "rank-query", "`dist.get_rank()`, returned by `leader()`", HIGH
+    )
+
+
+def test_ordering_guard_is_recorded_from_the_rank_test() -> None:
+    source = """\
+import torch.distributed as dist
+
+
+def finish(t):
+    if dist.get_rank() < 2:
+        dist.all_reduce(t)
+"""
+    assert _links(_one(source))["guard"] == ("ordering", HIGH)

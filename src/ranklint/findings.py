@@ -83,7 +83,7 @@ class Link:
 
     kind: str
     detail: str
-    confidence: Confidence = Confidence.HIGH
+    confidence: Confidence
 
 
 # The links of a collective finding's argument, in the order they are shown.

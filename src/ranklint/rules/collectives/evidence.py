@@ -220,7 +220,7 @@ def divergence_evidence(divergence: Divergence) -> Evidence:
         if cond is not None and cond.via is not None:
             source = Link(
                 source.kind,
-                f"{source.detail}, returned by `{cond.via.rpartition('.')[2]}()`",
+                f"{source.detail}, returned by `{_function_name(cond.via)}()`",
                 source.confidence,
             )
         guard = _guard(divergence, cond, test)
@@ -245,3 +245,8 @@ def _guard(divergence: Divergence, cond: RankCond | None, test: str) -> Link:
     creation = divergence.leaf.kind is CallKind.GROUP_CREATION
     confidence = MEDIUM if used == "membership" and not creation else HIGH
     return Link(used, f"`{test}`", confidence)
+
+
+def _function_name(target: str) -> str:
+    """``leader`` of a call target (``pkg.mod.leader``, ``@local:leader``)."""
+    return target.rpartition(".")[2].rpartition(":")[2]
