@@ -705,3 +705,49 @@ def finish(t):
         dist.all_reduce(t)
 """
     assert _links(_one(source))["guard"] == ("ordering", HIGH)
+
+
+@pytest.mark.parametrize(
+    ("group", "axes", "expected"),
+    [
+        (
+            "dist.group.WORLD",
+            frozenset(),
+            Link("default-group", "`dist.group.WORLD` (every rank)", HIGH),
+        ),
+        (
+            "mpu.get_data_parallel_group()",
+            frozenset({"dp"}),
+            Link("axis-getter", "`mpu.get_data_parallel_group()` (axis dp)", HIGH),
+        ),
+        (
+            'mesh["dp", "tp"]',
+            frozenset({"tp", "dp"}),
+            Link("mesh-axis", '`mesh["dp", "tp"]` (axis dp, tp)', HIGH),
+        ),
+    ],
+)
+def test_group_text_link_shows_the_group_and_its_sorted_axes(
+    group: str, axes: frozenset[str], expected: Link
+) -> None:
+    assert group_text_link(group, axes) == expected
+
+
+@pytest.mark.parametrize(
+    ("count", "expected"),
+    [
+        (0, ""),
+        (1, "1 finding of lower confidence not shown (`--confidence medium` or `low` shows them)."),
+        (
+            2,
+            "2 findings of lower confidence not shown (`--confidence medium` or `low` shows them).",
+        ),
+    ],
+)
+def test_hidden_line_counts_the_findings_left_out_in_singular_or_plural(
+    count: int, expected: str
+) -> None:
+    from ranklint.api import LintResult
+    from ranklint.faces.summary import hidden
+
+    assert hidden(LintResult(findings=[], below_confidence=count)) == expected
