@@ -16,6 +16,7 @@ from typing import Any
 
 import pathspec
 
+from ranklint.findings import Confidence
 from ranklint.registry import registered_codes
 
 _RANK_NAME = re.compile(r"[A-Za-z_*?\[\]][A-Za-z0-9_*?\[\]!]*")
@@ -109,7 +110,8 @@ def _check_dotted(entries: Sequence[str], where: str, *, examples: str) -> None:
             raise ConfigError(f"{where}: {entry!r} is not a dotted name such as {examples}")
 
 
-CONFIDENCE_LEVELS = ("high", "medium", "low")
+# The `confidence` values, surest first (the tiers of ranklint.findings.Confidence).
+CONFIDENCE_LEVELS = tuple(level.value for level in Confidence)
 
 
 def check_confidence(value: object, where: str) -> None:

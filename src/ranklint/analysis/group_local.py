@@ -78,6 +78,8 @@ class LocalRoot:
     local: Local
     # The collective's call, whose argument ``value`` is.
     node: cst.Call
+    # The group argument of that call (``group`` as written).
+    group_node: cst.BaseExpression
 
 
 @dataclass(frozen=True)
@@ -365,7 +367,9 @@ def _findings(facts: list[_FunctionFacts]) -> ScopeFindings:
             local = _root_value(function, value, group)
             if local is not None:
                 found.roots.append(
-                    LocalRoot(value, root.keyword, spec.short, source_text(group), local, call)
+                    LocalRoot(
+                        value, root.keyword, spec.short, source_text(group), local, call, group
+                    )
                 )
                 continue
             key = _scoped(function, value)

@@ -282,17 +282,10 @@ with pytest.raises(RankFailure, match="Global rank 0 is not part of group"):
             fix=self._fix(root),
             evidence=Evidence(
                 source=Link("rank-query", f"`{local.source}`", HIGH),
-                group=_group_link(self._group_node(root)),
+                group=_group_link(root.group_node),
                 context=context_link(self.ctx.path),
             ),
         )
-
-    def _group_node(self, root: LocalRoot) -> cst.BaseExpression | None:
-        qualified = self.ctx.resolve(root.node.func)
-        spec = catalog.lookup(qualified) if qualified is not None else None
-        if spec is None or spec.group is None:
-            return None
-        return find_argument(root.node, spec.group)
 
     def _fix(self, root: LocalRoot) -> PendingFix | None:
         """``group_src=``/``group_dst=`` for ``src=``/``dst=``, where torch takes it."""

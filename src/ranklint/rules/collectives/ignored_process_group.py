@@ -322,10 +322,8 @@ but changes what it computes and who must call it. The division by
             frame is not None
             and isinstance(frame.node, cst.FunctionDef)
             and any(
-                param_node.name.value == param
-                and param_node.annotation is not None
-                and _GROUP_ANNOTATION.search(source_text(param_node.annotation.annotation))
-                for param_node in _all_params(frame.node)
+                node.name.value == param and _annotated_as_group(node)
+                for node in _all_params(frame.node)
             )
         )
         if annotated:
@@ -355,9 +353,7 @@ def _group_params(
     used: set[str] = set()
     reduced_over: set[str] = set()
     for param in all_params:
-        if param.annotation is not None and _GROUP_ANNOTATION.search(
-            ctx.module.code_for_node(param.annotation.annotation)
-        ):
+        if _annotated_as_group(param):
             used.add(param.name.value)
     for call in _nodes_in(function.body, cst.Call, skip=_SCOPES):
         for arg in call.args:
@@ -387,6 +383,14 @@ def _group_params(
 
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def _annotated_as_group(param: cst.Param) -> bool:
+    """``param`` is annotated ``ProcessGroup`` or ``DeviceMesh``."""
+    annotation = param.annotation
+    return annotation is not None and bool(
+        _GROUP_ANNOTATION.search(source_text(annotation.annotation))
+    )
 
 
 def _all_params(function: cst.FunctionDef) -> tuple[cst.Param, ...]:
