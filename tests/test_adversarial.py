@@ -107,9 +107,14 @@ CASES = [
 ]
 
 
+def _file_name(case: Case) -> str:
+    """An importable module name: a file `import` cannot name is an entry script."""
+    return f"{case.name.replace('-', '_')}.py"
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
 def test_hostile_source_ends_in_a_finding_or_lints_normally(case: Case) -> None:
-    result = lint_source(case.data, f"{case.name}.py", ALL)
+    result = lint_source(case.data, _file_name(case), ALL)
 
     assert result.errors == []
     assert tuple(f.code for f in result.findings) == case.codes
@@ -119,7 +124,7 @@ def test_hostile_source_ends_in_a_finding_or_lints_normally(case: Case) -> None:
 
 def test_all_hostile_files_in_one_cli_run_do_not_stop_the_good_file(tmp_path: Path) -> None:
     for case in CASES:
-        (tmp_path / f"{case.name}.py").write_bytes(case.data)
+        (tmp_path / _file_name(case)).write_bytes(case.data)
     write(tmp_path / "zz_good.py", "import torch.distributed as dist\ndist.new_group()\n")
     (tmp_path / "pkg.py").mkdir()
     write(tmp_path / "pkg.py" / "inner.py", "from os import *; sep\n")
@@ -143,7 +148,7 @@ def test_all_hostile_files_in_one_cli_run_do_not_stop_the_good_file(tmp_path: Pa
     assert "Traceback" not in result.stderr + result.stdout
     assert "internal error" not in result.stderr
     printed = {(line.split(":", 1)[0], line.split()[1]) for line in result.stdout.splitlines()}
-    expected = {(f"{c.name}.py", code) for c in CASES for code in c.codes}
+    expected = {(_file_name(c), code) for c in CASES for code in c.codes}
     expected |= {("zz_good.py", "RNK101"), ("link.py", "RNK101"), ("pkg.py/inner.py", "RNK301")}
     assert printed == expected
 

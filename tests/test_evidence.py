@@ -751,3 +751,188 @@ def test_hidden_line_counts_the_findings_left_out_in_singular_or_plural(
     from ranklint.faces.summary import hidden
 
     assert hidden(LintResult(findings=[], below_confidence=count)) == expected
+
+
+# -- reach through an argument, and framework calls that depend on the backend --
+
+_SAVE = """\
+import torch.distributed as dist
+
+
+def save(model, state=None, *, gather=True):
+    if state is None:
+        state = gather_state(model)
+    write(state)
+
+
+def gather_state(model):
+    dist.barrier()
+    return {{}}
+
+
+def write(state):
+    pass
+
+
+def finish(model, state):
+    if dist.get_rank() == 0:
+        save(model, {call})
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "kind", "confidence"),
+    [
+        # The argument decides `state is None`, and the analysis cannot evaluate it.
+        ("state", "conditional-chain", MEDIUM),
+        ("state=state", "conditional-chain", MEDIUM),
+        # Not passed: the default (None) takes the branch, which is certain.
+        ("", "call-chain", HIGH),
+        # A literal None is evaluated: the branch is taken.
+        ("None", "call-chain", HIGH),
+        # Another parameter passed: it decides nothing on the way.
+        ("gather=flag", "call-chain", HIGH),
+    ],
+)
+def test_chain_under_a_test_of_a_parameter_the_call_passes_is_medium(
+    call: str, kind: str, confidence: Confidence
+) -> None:
+    finding = _one(_SAVE.format(call=call))
+
+    assert finding.evidence is not None
+    reach = finding.evidence.reach
+    assert reach is not None
+    assert (reach.kind, reach.confidence) == (kind, confidence)
+    assert reach.detail.startswith("`save()` -> `gather_state()` -> `dist.barrier()`")
+    if kind == "conditional-chain":
+        assert reach.detail.endswith(
+            ", only where a test of `state` lets it, which an argument passed on the way decides"
+        )
+
+
+def test_argument_test_two_calls_up_still_lowers_the_tier() -> None:
+    source = """\
+import torch.distributed as dist
+
+
+def sync(flag):
+    if flag:
+        dist.barrier()
+
+
+def middle(flag):
+    sync(flag=True)
+
+
+def outer(state):
+    helper(state)
+
+
+def helper(state):
+    if state:
+        middle(1)
+
+
+def finish(state):
+    if dist.get_rank() == 0:
+        outer(state)
+"""
+    finding = _one(source)
+
+    assert _links(finding)["reach"] == ("conditional-chain", MEDIUM)
+    assert finding.evidence is not None
+    assert finding.evidence.reach is not None
+    assert "a test of `state` lets it" in finding.evidence.reach.detail
+
+
+def test_rank_test_in_the_callee_is_no_argument_test() -> None:
+    source = """\
+import torch.distributed as dist
+
+
+def sync(rank):
+    if rank == 0:
+        dist.barrier()
+
+
+def finish():
+    if dist.get_rank() == 0:
+        sync(dist.get_rank())
+"""
+    reaches = {_links(finding)["reach"] for finding in findings_of(source, select=("RNK102",))}
+
+    assert ("call-chain", HIGH) in reaches
+    assert all(kind != "conditional-chain" for kind, _ in reaches)
+
+
+@pytest.mark.parametrize(
+    ("call", "kind", "confidence"),
+    [
+        ("accelerator.save_state(out)", "framework-backend", MEDIUM),
+        ("trainer.save_model(out)", "framework-backend", MEDIUM),
+        ("accelerator.gather(metrics)", "direct", HIGH),
+    ],
+)
+def test_framework_call_collective_only_under_some_backends_is_medium(
+    call: str, kind: str, confidence: Confidence
+) -> None:
+    source = f"""\
+def finish(accelerator, trainer, out, metrics):
+    if accelerator.is_main_process:
+        {call}
+"""
+    finding = _one(source)
+
+    assert _links(finding)["reach"] == (kind, confidence)
+    assert finding.confidence is confidence
+
+
+def test_backend_link_names_the_call_and_the_backends() -> None:
+    finding = _one(
+        "def finish(accelerator, out):\n"
+        "    if accelerator.is_main_process:\n"
+        "        accelerator.save_state(out)\n"
+    )
+
+    assert finding.evidence is not None
+    assert finding.evidence.reach == Link(
+        "framework-backend",
+        "`accelerator.save_state()` communicates only under a sharding backend "
+        "(DeepSpeed, FSDP), which the launch configuration picks",
+        MEDIUM,
+    )
+
+
+# -- RNK105's ranks argument -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ranks", "source_kind", "confidence"),
+    [
+        ("[dist.get_rank(), world - 1]", "rank-query", HIGH),
+        ("[rank, world - 1]", "rank-name", MEDIUM),
+    ],
+)
+def test_ranks_argument_finding_records_where_its_rank_comes_from(
+    ranks: str, source_kind: str, confidence: Confidence
+) -> None:
+    source = f"""\
+import torch.distributed as dist
+
+
+def build(rank, world):
+    return dist.new_group({ranks})
+"""
+    finding = _one(source, select=("RNK105",))
+
+    assert finding.confidence is confidence
+    assert finding.evidence is not None
+    assert finding.evidence.links() == [
+        ("source", finding.evidence.source),
+        ("guard", Link("ranks-argument", f"`{ranks}` differs between the ranks", HIGH)),
+        ("group", Link("default-group", "group creation runs on every rank of the job", HIGH)),
+        ("reach", Link("direct", "`dist.new_group()`", HIGH)),
+        ("context", Link("library", "library code", HIGH)),
+    ]
+    assert finding.evidence.source is not None
+    assert finding.evidence.source.kind == source_kind

@@ -95,6 +95,8 @@ def test_helper_that_reads_no_distributed_state_is_not_followed() -> None:
     [
         'if __name__ == "__main__":\n    main()\n',
         "import argparse\nparser = argparse.ArgumentParser()\n",
+        "import sys\nif not ok:\n    sys.exit(1)\n",
+        "for batch in data:\n    model(batch).sum().backward()\n",
     ],
 )
 def test_entry_script_is_not_reported(tail: str) -> None:
@@ -105,6 +107,14 @@ def test_entry_script_is_not_reported(tail: str) -> None:
 
 def test_file_matching_script_patterns_is_not_reported() -> None:
     assert _lines('RANK = int(os.environ["RANK"])\n', "scripts/train.py") == []
+
+
+@pytest.mark.parametrize(("path", "lines"), [("pkg/test-t5.py", []), ("pkg/test_t5.py", [4])])
+def test_file_no_import_can_name_is_an_entry_script(path: str, lines: list[int]) -> None:
+    config = Config(select=SELECT, confidence="low")
+    found = codes_by_line(HEADER + 'RANK = int(os.environ["RANK"])\n', path, config)
+
+    assert [line for line, _ in found] == lines
 
 
 def test_code_under_a_main_guard_is_not_import_time() -> None:

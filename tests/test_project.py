@@ -532,3 +532,34 @@ def test_group_creation_arguments_are_quoted_once_each_in_the_message() -> None:
     assert [f.message.split(" is reached")[0] for f in result.findings] == [
         '`new_group([0, 1], backend="gloo")`'
     ]
+
+
+@pytest.mark.parametrize(("index", "expected"), [("[1]", []), ("[0]", [("use.py", 7)])])
+def test_element_of_a_helpers_returned_tuple_is_judged_by_that_element(
+    tmp_path: Path, index: str, expected: list[tuple[str, int]]
+) -> None:
+    make_package(
+        tmp_path,
+        {
+            "env.py": """
+                import os
+
+
+                def node_setting():
+                    node_rank = int(os.getenv("NODE_RANK", 0))
+                    nnodes = int(os.getenv("NNODES", 1))
+                    return node_rank, nnodes
+            """,
+            "use.py": f"""
+                import torch.distributed as dist
+                from pkg.env import node_setting
+
+
+                def check():
+                    if node_setting(){index} <= 1:
+                        dist.barrier()
+            """,
+        },
+    )
+
+    assert divergent(tmp_path) == expected

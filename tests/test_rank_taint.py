@@ -816,3 +816,59 @@ def test_container_changed_in_both_arms_of_a_rank_test_keeps_a_uniform_length() 
     )
 
     assert (both.share, one.share) == (False, True)
+
+
+# -- comprehension targets and elements of a call's result --------------------------
+
+
+@pytest.mark.parametrize(
+    ("expression", "rank"),
+    [
+        # The target counts through a uniform iterable on every rank alike.
+        ("[cp_rank * tp + 1 for cp_rank in range(cp)]", False),
+        ("{rank: 0 for rank in range(world)}", False),
+        ("[r for rank in range(world) for r in (rank, rank + 1)]", False),
+        ("[local_rank for local_rank, _ in enumerate(devices)]", False),
+        # A rank name that no clause binds is still the caller's rank.
+        ("[rank * tp + i for i in range(tp)]", True),
+        # A target counting through rank-dependent values takes their taint.
+        ("[g for g in range(dist.get_rank())]", True),
+        # A filter on the rank selects a per-rank share.
+        ("[f for i, f in enumerate(files) if i % world == rank]", True),
+        # Outside the comprehension the name is unbound again: a rank name.
+        ("([0 for rank in range(4)], rank)", True),
+    ],
+)
+def test_comprehension_targets_take_their_iterables_taint(expression: str, rank: bool) -> None:
+    assert taint(expression, "import torch.distributed as dist").rank is rank
+
+
+@pytest.mark.parametrize(
+    ("expression", "via"),
+    [
+        ("setting()[1]", {"@local:setting#1"}),
+        ("setting()[-1]", {"@local:setting#-1"}),
+        # Not a literal index, or not a call: kept whole.
+        ("setting()[i]", {"@local:setting"}),
+        ("setting()[1:]", {"@local:setting"}),
+    ],
+)
+def test_literal_index_of_a_project_calls_result_is_that_element(
+    expression: str, via: set[str]
+) -> None:
+    found = taint(expression)
+
+    assert (found.rank, found.via) == (False, via)
+
+
+@pytest.mark.parametrize(
+    ("expression", "rank"),
+    [
+        ("get_dist_info()[0]", True),
+        ("get_dist_info()[1]", False),
+    ],
+)
+def test_literal_index_of_a_library_rank_tuple_is_its_rank_element(
+    expression: str, rank: bool
+) -> None:
+    assert taint(expression, "from mmengine.dist import get_dist_info").rank is rank

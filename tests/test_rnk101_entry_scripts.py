@@ -207,3 +207,106 @@ def test_library_module_message_says_the_module_is_imported(tmp_path: Path) -> N
     assert [f.message.split(";")[0] for f in result.findings] == [
         "`torch.distributed.new_group()` runs when this module is imported"
     ]
+
+
+# Module-level code that only a program runs: it ends the process or trains.
+_PROGRAM = """
+    import sys
+
+    import torch
+    import torch.distributed as dist
+
+    if torch.cuda.device_count() < 2:
+        print("needs two GPUs")
+        {ending}
+    mesh = dist.init_device_mesh("cuda", (2,)){mark}
+    for step in range(10):
+        loss = model(batch)
+        {training}
+"""
+
+
+@pytest.mark.parametrize(
+    ("ending", "training"),
+    [
+        ("sys.exit()", "pass"),
+        ("exit(1)", "pass"),
+        ("quit()", "pass"),
+        ("pass", "loss.backward()"),
+    ],
+)
+def test_module_that_ends_the_program_or_trains_at_module_level_is_a_script(
+    tmp_path: Path, ending: str, training: str
+) -> None:
+    script = _PROGRAM.format(ending=ending, training=training, mark="")
+
+    found, expected = _run(tmp_path, {"tp_example.py": script})
+
+    assert found == expected == []
+
+
+def test_program_module_that_another_file_imports_is_reported(tmp_path: Path) -> None:
+    script = _PROGRAM.format(ending="sys.exit()", training="pass", mark="  # expect: RNK101")
+
+    found, expected = _run(tmp_path, {"tp_example.py": script, "use.py": "import tp_example\n"})
+
+    assert found == expected != []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # An exit or a backward pass inside a function runs only when it is called.
+        "def main():\n    sys.exit()\n",
+        "def step(loss):\n    loss.backward()\n",
+        # A method named like an exit on another object is no exit of the program.
+        "status = checker.exit_code()\n",
+    ],
+)
+def test_library_module_with_exits_only_inside_functions_is_reported(
+    tmp_path: Path, body: str
+) -> None:
+    source = (
+        "import sys\n\nimport torch.distributed as dist\n\n"
+        f"{body}\n\ngroup = dist.new_group([0, 1])  # expect: RNK101\n"
+    )
+
+    found, expected = _run(tmp_path, {"helpers.py": source})
+
+    assert found == expected != []
+
+
+@pytest.mark.parametrize(
+    ("name", "reported"),
+    [
+        # `import` cannot name these files: they are only ever run.
+        ("test-t5.py", False),
+        ("2d_parallel.py", False),
+        ("class.py", False),
+        ("inference/test-electra.py", False),
+        # Importable names stay library modules.
+        ("test_t5.py", True),
+        ("dist_setup.py", True),
+    ],
+)
+def test_file_that_no_import_can_name_is_a_script(
+    tmp_path: Path, name: str, reported: bool
+) -> None:
+    source = "import torch.distributed as dist\n\ngroup = dist.new_group([0, 1])\n"
+    (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / name).write_text(source, encoding="utf-8")
+
+    result = lint_paths(
+        [tmp_path], Config(select=("RNK101",), root=tmp_path, confidence="low"), jobs=1
+    )
+
+    assert result.errors == []
+    assert [f.line for f in result.findings] == ([3] if reported else [])
+
+
+def test_source_without_a_python_file_name_is_judged_by_its_code() -> None:
+    source = "import torch.distributed as dist\n\ngroup = dist.new_group([0, 1])\n"
+
+    result = lint_source(source, "<stdin>", Config(select=("RNK101",)))
+
+    assert [f.line for f in result.findings] == [3]

@@ -24,7 +24,7 @@ from ranklint.analysis.events import (
     Opaque,
     Site,
 )
-from ranklint.analysis.rank import element_target
+from ranklint.analysis.taint import element_target
 
 # Bounds that keep pathological call graphs cheap.
 MAX_DEPTH = 8

@@ -11,13 +11,13 @@ rank. Each place ranks disagree is one :class:`Divergence` (one per call site).
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ranklint.analysis.axes import GLOBAL_AXIS
 from ranklint.analysis.callgraph import MAX_DEPTH, FunctionRef, Hop, ProjectIndex
 from ranklint.analysis.catalog import CallKind
-from ranklint.analysis.decisions import call_bindings, decide, plain_flag
+from ranklint.analysis.decisions import call_bindings, decide, passed_parameters, plain_flag
 from ranklint.analysis.events import (
     FLAG_PREFIX,
     Branch,
@@ -32,9 +32,10 @@ from ranklint.analysis.events import (
     ModuleSummary,
     Opaque,
     Site,
+    conditions,
 )
 from ranklint.analysis.framework import removed_hook
-from ranklint.analysis.leaves import OPEN, CollectiveLeaf, agree, issued, leaf_of
+from ranklint.analysis.leaves import OPEN, CollectiveLeaf, agree, argument_keys, issued, leaf_of
 from ranklint.analysis.membership import splits
 
 _MAX_LEAVES = 64
@@ -162,8 +163,10 @@ class CollectiveAnalysis:
             elif isinstance(event, Branch):
                 taken = decide(event.cond, bindings, assume)
                 if taken is None:
+                    keys = argument_keys(event.cond)
                     for arm in event.arms:
-                        out += self._flatten(arm, module, function, bindings, assume)[0]
+                        found = self._flatten(arm, module, function, bindings, assume)[0]
+                        out += [leaf.under_test(keys) for leaf in found]
                 else:
                     found, stop = self._flatten(
                         event.arms[0 if taken else 1], module, function, bindings, assume
@@ -208,8 +211,10 @@ class CollectiveAnalysis:
                 if key.startswith(FLAG_PREFIX) and "." not in name:
                     bindings.setdefault(name, truth)
         hop = Hop(module.path, event.site, f"{event.label}()")
+        # Parameters this call passes a value the analysis cannot evaluate.
+        unknown = passed_parameters(event, callee.function) - bindings.keys()
         return [
-            replace(leaf, chain=(hop, *leaf.chain))
+            leaf.called_from(hop, unknown)
             for leaf in self.leaves_of(callee, bindings)
             if not leaf.lazy and not (event.lazy and leaf.kind is CallKind.GROUP_CREATION)
         ]
@@ -271,7 +276,7 @@ class CollectiveAnalysis:
         first) is balanced: every rank calls barrier once, at different points.
         """
         conds: dict[str, RankCond] = {}
-        for cond in _conds(function.events):
+        for cond in conditions(function.events):
             if cond.key in conds:
                 continue
             rank = self._rank_cond(cond, module, function)
@@ -607,14 +612,3 @@ def _with_context_partner(module: ModuleSummary, function: FunctionSummary) -> F
     if entered and isinstance(entered[-1], Exit):
         entered.pop()  # `return self`: the `with` body, then `__exit__`, follow
     return replace(function, events=[*entered, *leave.events])
-
-
-def _conds(events: Sequence[Event]) -> Iterator[Cond]:
-    for event in events:
-        if isinstance(event, Branch):
-            if event.cond is not None:
-                yield event.cond
-            for arm in event.arms:
-                yield from _conds(arm)
-        elif isinstance(event, Loop):
-            yield from _conds(event.body)

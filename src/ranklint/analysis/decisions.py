@@ -31,13 +31,9 @@ def call_bindings(
     `f(use_zero=False)`), and defaults it leaves alone."""
     if event.unpacking:
         return {}
-    params = callee.params
-    offset = 1 if callee.class_name is not None and params[:1] in (("self",), ("cls",)) else 0
     out: dict[str, Literal] = dict(callee.defaults)
     for position, keyword, value in event.args:
-        name = keyword
-        if name is None and position is not None and position + offset < len(params):
-            name = params[position + offset]
+        name = _parameter(callee, position, keyword)
         if name is None:
             continue
         if isinstance(value, str) and value.startswith(FLAG_PREFIX):
@@ -48,6 +44,32 @@ def call_bindings(
         else:
             out[name] = value
     return out
+
+
+def passed_parameters(event: CallEvent, callee: FunctionSummary) -> set[str]:
+    """The parameters of ``callee`` a call passes an argument for (all of them
+    where it unpacks ``*args`` or ``**kwargs``)."""
+    if event.unpacking:
+        return set(callee.params[_offset(callee) :])
+    return {
+        name
+        for position, keyword, _ in event.args
+        if (name := _parameter(callee, position, keyword)) is not None
+    }
+
+
+def _offset(callee: FunctionSummary) -> int:
+    """1 where the first parameter is the bound ``self`` or ``cls``."""
+    params = callee.params
+    return 1 if callee.class_name is not None and params[:1] in (("self",), ("cls",)) else 0
+
+
+def _parameter(callee: FunctionSummary, position: int | None, keyword: str | None) -> str | None:
+    """The parameter an argument (at ``position`` as written, or by ``keyword``) binds."""
+    if keyword is not None:
+        return keyword
+    index = None if position is None else position + _offset(callee)
+    return callee.params[index] if index is not None and index < len(callee.params) else None
 
 
 def plain_flag(cond: Cond | None) -> bool:

@@ -11,6 +11,7 @@ reads that state, directly or through a module-level helper of the same file
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Callable, Iterator
 
 import libcst as cst
@@ -159,21 +160,52 @@ def _is_main_guard(statement: cst.CSTNode) -> bool:
     return isinstance(statement, cst.If) and is_main_guard(statement.test)
 
 
-def runs_as_script(module: cst.Module, resolve: Resolve) -> bool:
-    """A module written to be run, not imported: a ``__main__`` guard or top-level argparse.
+def runs_as_script(module: cst.Module, resolve: Resolve, path: str | None = None) -> bool:
+    """A module written to be run, not imported.
 
     Its module-level code runs once per launched process, after the launcher
-    set the environment, so reading the rank there is how scripts start.
+    set the environment, so reading the rank there is how scripts start. What
+    says so: a ``__main__`` guard or top-level argparse; a file name no
+    ``import`` can name (``test-t5.py``, run as ``deepspeed test-t5.py``);
+    module-level code that ends the program (``sys.exit()``) or trains
+    (``loss.backward()``), which no module imported as a library does.
     """
+    if path is not None and not _importable(path):
+        return True
     for statement in module.body:
         if _is_main_guard(statement):
             return True
-        if isinstance(statement, cst.If):
-            continue
+        guarded = isinstance(statement, cst.If)
         for node in walk_code(statement):
-            if isinstance(node, cst.Call) and _is_argument_parser(node.func, resolve):
+            if not isinstance(node, cst.Call):
+                continue
+            if not guarded and _is_argument_parser(node.func, resolve):
+                return True
+            if _runs_the_program(node, resolve):
                 return True
     return False
+
+
+# Calls that only a program makes at its top level: ending the process, a
+# backward pass.
+_PROGRAM_EXITS = frozenset({"sys.exit", "os._exit", "exit", "quit"})
+
+
+def _runs_the_program(node: cst.Call, resolve: Resolve) -> bool:
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "backward":
+        return True
+    return (resolve(func) or dotted_name(func)) in _PROGRAM_EXITS
+
+
+def _importable(path: str) -> bool:
+    """Whether ``import`` can name the file: its stem is an identifier (a name
+    that is no ``.py`` file, such as standard input's, may be anything)."""
+    name = path.replace("\\", "/").rpartition("/")[2]
+    if not name.endswith(".py"):
+        return True
+    stem = name.removesuffix(".py")
+    return stem.isidentifier() and not keyword.iskeyword(stem)
 
 
 def _is_argument_parser(func: cst.BaseExpression, resolve: Resolve) -> bool:

@@ -17,6 +17,7 @@ for the few sites that end up in a finding.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ranklint.analysis.catalog import CallKind
@@ -218,6 +219,23 @@ class Opaque:
 
 
 Event = Collective | CallEvent | Branch | Loop | Exit | Opaque | Marker | HostCost
+
+
+def conditions(events: Sequence[Event], *, every: bool = False) -> Iterator[Cond]:
+    """The conditions of every branch in ``events``, loop bodies and arms included;
+    with ``every``, also those of the loops and of the blocks of opaque statements."""
+    for event in events:
+        if isinstance(event, Branch):
+            if event.cond is not None:
+                yield event.cond
+            for arm in event.arms:
+                yield from conditions(arm, every=every)
+        elif isinstance(event, Loop):
+            if every and event.cond is not None:
+                yield event.cond
+            yield from conditions(event.body, every=every)
+        elif every and isinstance(event, Opaque):
+            yield from conditions(event.body, every=every)
 
 
 @dataclass(slots=True)

@@ -8,11 +8,12 @@ compares between the ranks on either side of a rank-dependent test.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, replace
 
 from ranklint.analysis.callgraph import Hop
 from ranklint.analysis.catalog import PROPERTY_COLLECTIVES, CallKind
-from ranklint.analysis.events import Collective
+from ranklint.analysis.events import Collective, Cond
 
 
 @dataclass(frozen=True)
@@ -34,14 +35,44 @@ class CollectiveLeaf:
     peer: bool = False
     # The group's global ranks, where its creation lists them.
     members: frozenset[int] | None = None
+    # Keys of the undecided rank-invariant tests it is under in the function
+    # of the chain's first hop (see Cond.key): a call that passes one of them
+    # an argument the analysis cannot evaluate decides whether it runs.
+    under: frozenset[str] = frozenset()
+    # Such a test on the way (its text): the collective is reached only when
+    # an argument makes it go that way.
+    conditional: str | None = None
 
     @property
     def key(self) -> tuple[str, str | None]:
         return (self.op, self.group)
 
+    def under_test(self, keys: frozenset[str]) -> CollectiveLeaf:
+        """This leaf in an arm of an undecided test with these keys."""
+        return replace(self, under=self.under | keys) if keys and not self.peer else self
+
+    def called_from(self, hop: Hop, unknown: AbstractSet[str]) -> CollectiveLeaf:
+        """This leaf as a caller reaches it through ``hop``, a call that passes the
+        parameters ``unknown`` values the analysis cannot evaluate: a test of one
+        of them on the way decides whether the collective runs."""
+        decided_by = ", ".join(f"`{key}`" for key in sorted(self.under & unknown)) or None
+        return replace(
+            self,
+            chain=(hop, *self.chain),
+            under=frozenset(),
+            conditional=self.conditional or decided_by,
+        )
+
 
 # Marks a test of a received value in a sequence (see CollectiveLeaf.peer).
 OPEN = CollectiveLeaf("<sender's choice>", None, frozenset(), CallKind.COLLECTIVE, (), peer=True)
+
+
+def argument_keys(cond: Cond | None) -> frozenset[str]:
+    """The keys of a rank-invariant test that a call's argument may decide."""
+    if cond is None or cond.taint.rank:
+        return frozenset()
+    return frozenset(key for key in (cond.key, *(part[0] for part in cond.parts)) if key)
 
 
 def leaf_of(event: Collective, path: str) -> CollectiveLeaf:

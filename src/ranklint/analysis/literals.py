@@ -42,6 +42,17 @@ def int_value(node: cst.BaseExpression) -> int | None:
     return None
 
 
+def index_value(part: cst.BaseSlice) -> int | None:
+    """The integer of a subscript index written as a literal (``[1]``, ``[-1]``)."""
+    if not isinstance(part, cst.Index):
+        return None
+    value = part.value
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        number = int_value(value.expression)
+        return None if number is None else -number
+    return int_value(value)
+
+
 _ENVIRON_WRITERS = frozenset({"setdefault", "putenv", "update"})
 
 

@@ -139,3 +139,17 @@ def boolean_operands(
         else:
             operands.append(current)
     return operands
+
+
+def awaited(node: cst.BaseExpression) -> cst.BaseExpression:
+    """The awaited expression of ``await x``; ``node`` itself otherwise."""
+    return node.expression if isinstance(node, cst.Await) else node
+
+
+def target_name(node: cst.BaseExpression) -> str:
+    """``rank`` of ``rank`` and of ``self.rank``; empty for other targets."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return ""

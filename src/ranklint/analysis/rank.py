@@ -29,7 +29,6 @@ from ranklint.analysis.axes import (
     rank_axes,
 )
 from ranklint.analysis.catalog import (
-    EXTERNAL_ROOTS,
     FILE_SYSTEM_QUERIES,
     PASS_THROUGH,
     RANK_ENVIRONMENT,
@@ -40,9 +39,9 @@ from ranklint.analysis.catalog import (
 from ranklint.analysis.files import FunctionScan
 from ranklint.analysis.flags import ComplementaryAssignments, RestatedFlags
 from ranklint.analysis.guards import first_and_last_stage, same_on_every_rank
-from ranklint.analysis.literals import string_value
+from ranklint.analysis.literals import index_value, string_value
 from ranklint.analysis.names import NamePatterns, NameTable
-from ranklint.analysis.nodes import boolean_operands, source_text
+from ranklint.analysis.nodes import awaited, boolean_operands, source_text, target_name
 from ranklint.analysis.sources import FRAMEWORK_RANK_ATTRIBUTES, source_excerpt
 from ranklint.analysis.taint import (
     CLEAN,
@@ -54,9 +53,10 @@ from ranklint.analysis.taint import (
     RANK_NAME,
     RANK_QUERY,
     Taint,
+    element_of,
     with_source,
 )
-from ranklint.analysis.targets import call_target
+from ranklint.analysis.targets import call_target, is_external
 
 # torch calls that map a rank given as an argument (not the caller's).
 _ARGUMENT_RANK_FUNCTIONS = frozenset(
@@ -86,20 +86,6 @@ _SCHEMA = frozenset({"keys", "items", "values"})
 _MUTATORS = frozenset(
     {"append", "extend", "insert", "update", "add", "setdefault", "pop", "remove", "discard"}
 )
-# `via` entries name one element of a call's returned tuple as `target#index`.
-_ELEMENT = "#"
-
-
-def element_target(raw: str) -> tuple[str, int | None]:
-    """(call target, element index or ``None``) of a ``via`` entry."""
-    target, separator, index = raw.partition(_ELEMENT)
-    return (target, int(index)) if separator else (target, None)
-
-
-def _element_of(taint: Taint, index: int) -> Taint:
-    """The part of ``taint`` that element ``index`` of an unpacked call result keeps."""
-    via = frozenset(f"{target}{_ELEMENT}{index}" for target in taint.via if _ELEMENT not in target)
-    return Taint(via=via, axes=taint.axes) if via else CLEAN
 
 
 @dataclass(slots=True)
@@ -283,7 +269,7 @@ class RankTaint:
         """Record the taint of an assignment target (names, tuples, ``self.x``)."""
         if value.rank and value.axes == _EVERY_AXIS:
             # `dp_rank = dist.get_rank() // tp_size`: the name says which axis.
-            named = axes_of_words(identifier_words(_last_name(target)))
+            named = axes_of_words(identifier_words(target_name(target)))
             if named:
                 value = replace(value, axes=named)
         if isinstance(target, cst.Name):
@@ -338,13 +324,13 @@ class RankTaint:
         taint = self.taint(value)
         for target in targets:
             if isinstance(target, (cst.Tuple, cst.List)) and isinstance(
-                _awaited(value), (cst.Call, cst.Name)
+                awaited(value), (cst.Call, cst.Name)
             ):
-                self._bind_unpacked(target, _awaited(value), taint)
-            elif not taint.rank and isinstance(_awaited(value), cst.Call):
+                self._bind_unpacked(target, awaited(value), taint)
+            elif not taint.rank and isinstance(awaited(value), cst.Call):
                 # `global_rank = ray.train.get_context().get_world_rank()`: a
                 # name that looks like a rank, from a call that cannot tell.
-                self.bind(target, taint | self._named(_last_name(target)))
+                self.bind(target, taint | self._named(target_name(target)))
             else:
                 self.bind(target, taint)
 
@@ -365,14 +351,14 @@ class RankTaint:
                 self.bind(element.value, CLEAN)
                 continue
             index = position if star is None or position < star else position - len(elements)
-            part = _element_of(taint, index)
+            part = element_of(taint, index)
             if isinstance(value, cst.Name) and taint.data:
                 part = taint  # `x, y = batch`: every part of per-rank data is per-rank
 
             if known is not None and known == index:
                 part = with_source(_STRONG, RANK_QUERY, source_excerpt(value))
             elif isinstance(value, cst.Call) and known is None:
-                part = part | self._named(_last_name(element.value))
+                part = part | self._named(target_name(element.value))
             self.bind(element.value, part)
 
     def _rank_position(self, value: cst.Call | cst.Name) -> int | None:
@@ -424,7 +410,7 @@ class RankTaint:
         if isinstance(node, cst.Subscript):
             return self._subscript(node, depth)
         if isinstance(node, cst.Comparison):
-            if same_on_every_rank(node) and self.rank_names.matches(_last_name(node.left)):
+            if same_on_every_rank(node) and self.rank_names.matches(target_name(node.left)):
                 return CLEAN
             out = self.taint(node.left, depth + 1)
             membership = False
@@ -468,22 +454,28 @@ class RankTaint:
     def _comprehension(
         self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp, depth: int
     ) -> Taint:
-        """As many elements as its iterables and filters let through, computed from them."""
+        """As many elements as its iterables and filters let through, computed from
+        them; its targets take their iterable's taint, as a ``for`` loop's do."""
         elements: list[cst.BaseExpression] = (
             [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
         )
-        sizes: list[cst.BaseExpression] = []
-        clause: cst.CompFor | None = node.for_in
-        while clause is not None:
-            sizes.append(clause.iter)
-            sizes.extend(condition.test for condition in clause.ifs)
-            clause = clause.inner_for_in
-        size = CLEAN
-        for part in sizes:
-            size = size | self.taint(part, depth + 1)
-        out = size
-        for part in elements:
-            out = out | self.taint(part, depth + 1)
+        targets: dict[str, Taint] = {}
+        self._function_envs.append(targets)
+        try:
+            size = CLEAN
+            clause: cst.CompFor | None = node.for_in
+            while clause is not None:
+                iterable = self.taint(clause.iter, depth + 1)
+                size = size | iterable
+                targets.update(_target_taints(clause.target, iterable))
+                for condition in clause.ifs:
+                    size = size | self.taint(condition.test, depth + 1)
+                clause = clause.inner_for_in
+            out = size
+            for part in elements:
+                out = out | self.taint(part, depth + 1)
+        finally:
+            self._function_envs.pop()
         # A selection by rank (`[f for i, f in enumerate(files) if i % world == rank]`)
         # has a per-rank length.
         return replace(out, share=True) if size.possible else out
@@ -569,6 +561,9 @@ class RankTaint:
             element = node.slice[0].slice
             if isinstance(element, cst.Index):
                 return self._environment(element.value, node)
+        element_of_call = self._element_of_call(node, depth)
+        if element_of_call is not None:
+            return element_of_call
         out = self.taint(node.value, depth + 1)
         for element in node.slice:
             part = element.slice
@@ -583,6 +578,23 @@ class RankTaint:
                             out = out | replace(cut, share=True)
         return out
 
+    def _element_of_call(self, node: cst.Subscript, depth: int) -> Taint | None:
+        """``get_node_setting()[1]``: that element of a call's returned tuple, as
+        unpacking it gives; None unless the subscript is a literal index."""
+        value = node.value
+        if not (isinstance(value, cst.Call) and len(node.slice) == 1):
+            return None
+        index = index_value(node.slice[0].slice)
+        if index is None:
+            return None
+        known = self._rank_position(value)
+        if known is not None and known != index:
+            return CLEAN
+        if known is not None:
+            return with_source(_STRONG, RANK_QUERY, source_excerpt(value))
+        whole = self.taint(value, depth + 1)  # only a project call's result is split
+        return element_of(whole, index) if whole.via and whole == Taint(via=whole.via) else None
+
     def _is_environ(self, node: cst.BaseExpression) -> bool:
         return self.names.resolve(node) == "os.environ"
 
@@ -593,20 +605,12 @@ class RankTaint:
         return CLEAN
 
 
-def _awaited(node: cst.BaseExpression) -> cst.BaseExpression:
-    return node.expression if isinstance(node, cst.Await) else node
-
-
-def _last_name(node: cst.BaseExpression) -> str:
-    """``rank`` of ``rank`` and of ``self.rank``; empty for other targets."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    return ""
-
-
-def is_external(target: str) -> bool:
-    """Targets that are certainly not project functions (stdlib, torch, numpy, ...)."""
-    # `@local:f`, `@self:f` and relative `.mod.f` never start with a known root.
-    return target.partition(".")[0] in EXTERNAL_ROOTS
+def _target_taints(target: cst.BaseExpression, value: Taint) -> dict[str, Taint]:
+    """Names a comprehension target binds: a name takes ``value`` whole; those a
+    tuple unpacks take an unknown part of it, as in an unpacking assignment."""
+    if isinstance(target, cst.Name):
+        return {target.value: value}
+    out: dict[str, Taint] = {}
+    for element in target.elements if isinstance(target, (cst.Tuple, cst.List)) else ():
+        out.update(_target_taints(element.value, CLEAN))
+    return out

@@ -29,14 +29,14 @@ from ranklint.analysis.dependencies import ModuleMap
 from ranklint.analysis.events import (
     Branch,
     Collective,
-    Cond,
     Event,
     HostCost,
     Loop,
     ModuleSummary,
     Opaque,
+    conditions,
 )
-from ranklint.analysis.rank import element_target
+from ranklint.analysis.taint import element_target
 
 
 class _RecordingIndex(ProjectIndex):
@@ -120,7 +120,11 @@ def _guard_files(
             continue
         for function in (summary.module, *summary.functions.values()):
             if only is None or (summary.path, function.qualname) in only:
-                tests = frozenset(raw for cond in _tests(function.events) for raw in cond.taint.via)
+                tests = frozenset(
+                    raw
+                    for cond in conditions(function.events, every=True)
+                    for raw in cond.taint.via
+                )
                 work.append((FunctionRef(summary, function), tests))
     seen: set[tuple[str, str]] = set()
     while work:
@@ -135,22 +139,6 @@ def _guard_files(
                 returned |= element.via
             work.append((callee, frozenset(returned)))
     return _unloaded(index, modules)
-
-
-def _tests(events: Sequence[Event]) -> Iterator[Cond]:
-    """The conditions of the branches and loops in ``events``, nested ones included."""
-    for event in events:
-        if isinstance(event, Branch):
-            if event.cond is not None:
-                yield event.cond
-            for arm in event.arms:
-                yield from _tests(arm)
-        elif isinstance(event, Loop):
-            if event.cond is not None:
-                yield event.cond
-            yield from _tests(event.body)
-        elif isinstance(event, Opaque):
-            yield from _tests(event.body)
 
 
 # -- callers: upwards from the given files ------------------------------------

@@ -55,9 +55,8 @@ from ranklint.analysis.rank import (
     CLEAN,
     RankTaint,
     Taint,
-    is_external,
 )
-from ranklint.analysis.targets import call_target
+from ranklint.analysis.targets import call_target, is_external
 
 if TYPE_CHECKING:
     from ranklint.analysis.settings import AnalysisSettings

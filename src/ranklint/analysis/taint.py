@@ -89,3 +89,19 @@ def with_source(taint: Taint, kind: str, text: str) -> Taint:
         taint.data,
         taint.sources | {(kind, text)},
     )
+
+
+# `via` entries name one element of a call's returned tuple as `target#index`.
+_ELEMENT = "#"
+
+
+def element_target(raw: str) -> tuple[str, int | None]:
+    """(call target, element index or ``None``) of a ``via`` entry."""
+    target, separator, index = raw.partition(_ELEMENT)
+    return (target, int(index)) if separator else (target, None)
+
+
+def element_of(taint: Taint, index: int) -> Taint:
+    """The part of ``taint`` that element ``index`` of an unpacked call result keeps."""
+    via = frozenset(f"{target}{_ELEMENT}{index}" for target in taint.via if _ELEMENT not in target)
+    return Taint(via=via, axes=taint.axes) if via else CLEAN

@@ -6,6 +6,7 @@ import builtins
 
 import libcst as cst
 
+from ranklint.analysis.catalog import EXTERNAL_ROOTS
 from ranklint.analysis.names import NameTable, dotted_name
 
 
@@ -50,3 +51,9 @@ def call_target(node: cst.BaseExpression, names: NameTable) -> str | None:
 
 
 _BUILTINS = frozenset(dir(builtins))
+
+
+def is_external(target: str) -> bool:
+    """Targets that are certainly not project functions (stdlib, torch, numpy, ...)."""
+    # `@local:f`, `@self:f` and relative `.mod.f` never start with a known root.
+    return target.partition(".")[0] in EXTERNAL_ROOTS

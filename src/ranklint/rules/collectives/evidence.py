@@ -64,7 +64,12 @@ JSON and SARIF); its tier is its weakest link's.
   members of (low).
 - **reach**: directly, through the project's calls (the chain is shown), or
   through a framework's implicit collective (a wrapped model's forward,
-  Lightning's `log(..., sync_dist=True)`) (high).
+  Lightning's `log(..., sync_dist=True)`) (high). Medium: a framework call
+  that communicates only under some backends (accelerate's `save_state`, the
+  Hugging Face Trainer's `save_model`: collective under DeepSpeed or FSDP,
+  local under DDP), and a chain that reaches the collective only under a test
+  of a parameter whose argument the call passes and the analysis cannot
+  evaluate (`if state is None:` in a callee given `state=...`).
 - **context**: library code, a test or a script, as the path says (shown; it
   does not lower the tier).
 
@@ -95,9 +100,14 @@ _IMPLICIT_OPS = frozenset(
         "generate",
         "log_dir",
         "callback_metrics",
-        "save_model",
     }
 )
+# Framework calls that communicate only under some backends: accelerate's
+# `save_state` and the Hugging Face Trainer's `save_model` gather the shards
+# under DeepSpeed or FSDP (every process must call them there) and only write
+# files under DDP or on one device. Which backend runs is launcher
+# configuration the code does not show.
+_BACKEND_OPS = frozenset({"save_state", "save_model"})
 _QUOTED = re.compile(r"""["'][A-Za-z_]\w*["']""")
 # A call of a getter that names the group it returns: `get_data_parallel_group()`.
 _GETTER = re.compile(r"(^|\.)get_\w*_group\(")
@@ -170,15 +180,34 @@ def group_text_link(group: str, axes: frozenset[str] | None) -> Link:
     return Link("axis-from-name", f"`{group}` (axis {shown}, read from the name)", MEDIUM)
 
 
-def reach_link(chain: Sequence[Hop], op: str) -> Link:
-    """How the collective is reached: directly, through project calls, or a framework."""
+def reach_link(chain: Sequence[Hop], op: str, conditional: str | None = None) -> Link:
+    """How the collective is reached: directly, through project calls, or a framework.
+
+    ``conditional``: the parameters whose arguments, passed on the way and not
+    evaluated, decide a test the collective is under.
+    """
+    if op in _BACKEND_OPS:
+        return Link(
+            "framework-backend",
+            f"`{chain[-1].label}` communicates only under a sharding backend "
+            f"(DeepSpeed, FSDP), which the launch configuration picks",
+            MEDIUM,
+        )
     if op in _IMPLICIT_OPS:
         # The catalog names these only on a framework's own objects (a wrapped
         # model, a Lightning module or trainer): a fact of the API, not a guess.
         return Link("framework", f"`{chain[-1].label}` communicates implicitly", HIGH)
     if len(chain) == 1:
         return Link("direct", f"`{chain[0].label}`", HIGH)
-    return Link("call-chain", " -> ".join(f"`{hop.label}`" for hop in chain), HIGH)
+    shown = " -> ".join(f"`{hop.label}`" for hop in chain)
+    if conditional is not None:
+        return Link(
+            "conditional-chain",
+            f"{shown}, only where a test of {conditional} lets it, "
+            f"which an argument passed on the way decides",
+            MEDIUM,
+        )
+    return Link("call-chain", shown, HIGH)
 
 
 def context_link(path: str) -> Link:
@@ -228,7 +257,7 @@ def divergence_evidence(divergence: Divergence) -> Evidence:
         source=source,
         guard=guard,
         group=group_link(leaf),
-        reach=reach_link(leaf.chain, leaf.op),
+        reach=reach_link(leaf.chain, leaf.op, leaf.conditional),
         context=context_link(leaf.chain[0].path),
     )
 

@@ -57,8 +57,10 @@ and initialise the group before the first call that needs the rank.
 A stored read that is only the default of a value the run may already have
 set (`rank_zero_only.rank = getattr(rank_zero_only, "rank", _get_rank())`)
 is not reported. Entry scripts are not reported: files matching `script-patterns`
-and modules with an `if __name__ == "__main__":` block or top-level argument
-parsing, where module-level code runs once per launched process. Helpers are
+and modules with an `if __name__ == "__main__":` block, top-level argument
+parsing, a top-level `sys.exit()` or backward pass, or a file name no `import`
+can name (`test-t5.py`), where module-level code runs once per launched
+process. Helpers are
 followed within the same module only. A value captured in `__init__` of
 other objects is not reported (they may well be built after the group
 exists: the order is the run's, which a linter cannot tell).
@@ -204,7 +206,7 @@ then runs once per launched process, as the run.
         """The module's helpers (read once its imports are bound); None in entry scripts."""
         ctx = self.ctx
         if self._off is None:
-            self._off = runs_as_script(ctx.module, ctx.resolve)
+            self._off = runs_as_script(ctx.module, ctx.resolve, ctx.path)
         if self._off:
             return None
         if self._helpers is None:

@@ -51,8 +51,10 @@ import time are not followed yet. Code under `if __name__ == "__main__":` and
 `if TYPE_CHECKING:` is not import time and is not reported.
 
 Entry scripts are not reported unless something imports them: a file written
-to be run (a `__main__` guard or argument parsing at module level, or a path
-among `script-patterns`: `scripts/`, `examples/`, `bench/`, `main.py`, ...)
+to be run (a `__main__` guard, argument parsing, `sys.exit()` or a backward
+pass at module level, a file name no `import` can name such as
+`test-t5.py`, or a path among `script-patterns`: `scripts/`, `examples/`,
+`bench/`, `main.py`, ...)
 runs its module-level code once per launched process, which is how a torchrun
 `train.py` or a standalone benchmark starts. Such a file is reported only
 when another file of the run imports it; a run that does not see the
@@ -174,7 +176,7 @@ then runs once per launched process, as the run.
             return
         assert qualified is not None  # the catalog knows only qualified names
         if self._script is None:
-            self._script = runs_as_script(ctx.module, ctx.resolve)
+            self._script = runs_as_script(ctx.module, ctx.resolve, ctx.path)
         if self._script and not _only_when_imported(ctx):
             # Judged in the project phase: only an imported script is reported.
             ctx.facts.defer_creation(Site(ctx.top_index, ctx.call_ordinal), qualified)

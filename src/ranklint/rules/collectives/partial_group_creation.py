@@ -9,10 +9,13 @@ import libcst as cst
 from ranklint.analysis import catalog
 from ranklint.analysis.names import dotted_name
 from ranklint.analysis.project import ProjectFacts
-from ranklint.findings import Severity
+from ranklint.analysis.sources import source_excerpt
+from ranklint.findings import Confidence, Evidence, Link, Severity
 from ranklint.rules.base import ProjectFinding, Rule
 from ranklint.rules.collectives.divergence import divergence_findings
-from ranklint.rules.collectives.evidence import DIVERGENCE_TIERS
+from ranklint.rules.collectives.evidence import DIVERGENCE_TIERS, context_link, source_link
+
+HIGH = Confidence.HIGH
 
 
 class PartialGroupCreation(Rule):
@@ -193,8 +196,23 @@ with pytest.raises(DivergenceError, match="new_group"):
                     f"each rank builds a different group, but every rank must create every "
                     f"group with the same ranks; create all groups in a loop on every rank "
                     f"and keep the one that contains this rank",
+                    evidence=self._evidence(node, arg.value, taint.sources),
                 )
                 return
+
+    def _evidence(
+        self, node: cst.Call, argument: cst.BaseExpression, sources: Iterable[tuple[str, str]]
+    ) -> Evidence:
+        """Where the ranks argument's rank-dependence comes from; the rest is certain:
+        every rank creates the group, directly, with its own argument."""
+        shown = source_excerpt(argument)
+        return Evidence(
+            source=source_link(sources, shown),
+            guard=Link("ranks-argument", f"`{shown}` differs between the ranks", HIGH),
+            group=Link("default-group", "group creation runs on every rank of the job", HIGH),
+            reach=Link("direct", f"`{source_excerpt(node.func)}()`", HIGH),
+            context=context_link(self.ctx.path),
+        )
 
     @classmethod
     def check_project(cls, project: ProjectFacts) -> Iterable[ProjectFinding]:
