@@ -936,3 +936,74 @@ def build(rank, world):
     ]
     assert finding.evidence.source is not None
     assert finding.evidence.source.kind == source_kind
+
+
+def test_test_in_a_callee_is_matched_only_against_the_arguments_of_its_own_call() -> None:
+    # `inner` tests a module global that shares its name with `middle`'s
+    # parameter; the call that passes `ready` does not decide `inner`'s test.
+    source = """\
+import torch.distributed as dist
+
+ready = load()
+
+
+def inner():
+    if ready:
+        dist.barrier()
+
+
+def middle(ready):
+    inner()
+
+
+def finish(flag):
+    if dist.get_rank() == 0:
+        middle(flag)
+"""
+    assert _links(_one(source))["reach"] == ("call-chain", HIGH)
+
+
+@pytest.mark.parametrize(
+    ("test", "call", "kind", "confidence"),
+    [
+        # Each operand of an `and`/`or` is a test the argument may decide.
+        ("state is None or refresh", "save(model, 1, state)", "conditional-chain", MEDIUM),
+        ("other and refresh", "save(model, 1, refresh=flag)", "conditional-chain", MEDIUM),
+        # Beside an operand that may depend on the rank, the others are assumed.
+        ("READY and refresh", "save(model, 1, refresh=flag)", "conditional-chain", MEDIUM),
+        # A literal for one operand leaves the test to the other, which no argument
+        # passed here decides.
+        ("full and other", "save(model, full=True)", "call-chain", HIGH),
+        # A rank-named parameter is still a parameter whose argument decides.
+        ("is_main", "save(model, 1, is_main=flag)", "conditional-chain", MEDIUM),
+        # `*args` may pass any parameter.
+        ("state is None", "save(model, *extra)", "conditional-chain", MEDIUM),
+    ],
+)
+def test_operands_of_a_compound_test_and_unpacked_arguments_decide_the_reach(
+    test: str, call: str, kind: str, confidence: Confidence
+) -> None:
+    source = f"""\
+import torch.distributed as dist
+
+READY = load()
+
+
+def save(model, other, state=None, refresh=False, full=False, is_main=False):
+    if {test}:
+        dist.barrier()
+
+
+def finish(model, state, flag, extra):
+    if dist.get_rank() == 0:
+        {call}
+"""
+    finding = next(
+        finding
+        for finding in findings_of(source, select=("RNK102",))
+        if finding.evidence is not None
+        and finding.evidence.reach is not None
+        and finding.evidence.reach.detail.startswith("`save()`")
+    )
+
+    assert _links(finding)["reach"] == (kind, confidence)

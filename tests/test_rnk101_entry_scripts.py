@@ -310,3 +310,21 @@ def test_source_without_a_python_file_name_is_judged_by_its_code() -> None:
     result = lint_source(source, "<stdin>", Config(select=("RNK101",)))
 
     assert [f.line for f in result.findings] == [3]
+
+
+def test_argument_parser_under_a_module_level_test_does_not_make_a_library_a_script(
+    tmp_path: Path,
+) -> None:
+    source = """
+        import argparse
+
+        import torch.distributed as dist
+
+        if HAVE_CLI:
+            parser = argparse.ArgumentParser()
+        group = dist.new_group([0, 1])  # expect: RNK101
+    """
+
+    found, expected = _run(tmp_path, {"helpers.py": source})
+
+    assert found == expected != []

@@ -69,10 +69,12 @@ OPEN = CollectiveLeaf("<sender's choice>", None, frozenset(), CallKind.COLLECTIV
 
 
 def argument_keys(cond: Cond | None) -> frozenset[str]:
-    """The keys of a rank-invariant test that a call's argument may decide."""
-    if cond is None or cond.taint.rank:
+    """The keys of a test and of its operands (those it decides alone, and those
+    assumed beside a rank operand) that a call's argument may decide."""
+    if cond is None:
         return frozenset()
-    return frozenset(key for key in (cond.key, *(part[0] for part in cond.parts)) if key)
+    operands = (*(part[0] for part in cond.parts), *(key for key, _ in cond.assumptions))
+    return frozenset(key for key in (cond.key, *operands) if key)
 
 
 def leaf_of(event: Collective, path: str) -> CollectiveLeaf:

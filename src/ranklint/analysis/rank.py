@@ -606,11 +606,11 @@ class RankTaint:
 
 
 def _target_taints(target: cst.BaseExpression, value: Taint) -> dict[str, Taint]:
-    """Names a comprehension target binds: a name takes ``value`` whole; those a
-    tuple unpacks take an unknown part of it, as in an unpacking assignment."""
+    """Names a comprehension target binds, each to ``value`` (what the comprehension
+    builds is joined with its iterables anyway, so unpacking needs no finer part)."""
     if isinstance(target, cst.Name):
         return {target.value: value}
     out: dict[str, Taint] = {}
     for element in target.elements if isinstance(target, (cst.Tuple, cst.List)) else ():
-        out.update(_target_taints(element.value, CLEAN))
+        out.update(_target_taints(element.value, value))
     return out
