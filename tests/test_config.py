@@ -31,13 +31,11 @@ RNK1_DEFAULT = [
     "RNK113",
 ]
 RNK1_ALL = sorted([*RNK1_DEFAULT, "RNK106", "RNK107", "RNK109", "RNK110", "RNK111"])
-RNK2_DEFAULT = ["RNK202"]
-RNK2_ALL = ["RNK201", *RNK2_DEFAULT, "RNK203"]
+RNK2_DEFAULT: list[str] = []
+RNK2_ALL = ["RNK201", "RNK202", "RNK203"]
 RNK3_DEFAULT = ["RNK301"]
-REST_DEFAULT = [
-    "RNK401", "RNK402", "RNK501", "RNK502", "RNK504", "RNK505", "RNK507", "RNK602",
-]  # fmt: skip
-REST_ALL = sorted([*REST_DEFAULT, "RNK503", "RNK506", "RNK601", "RNK603", "RNK604"])
+REST_DEFAULT = ["RNK401", "RNK402", "RNK502", "RNK504", "RNK505", "RNK507", "RNK602"]
+REST_ALL = sorted([*REST_DEFAULT, "RNK501", "RNK503", "RNK506", "RNK601", "RNK603", "RNK604"])
 
 
 def test_default_selection_is_every_default_enabled_rule() -> None:

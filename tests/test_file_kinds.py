@@ -93,7 +93,7 @@ def test_endpoint_and_machine_path_in_test_file_under_defaults_are_not_reported(
 
 
 def test_endpoint_and_machine_path_in_library_file_are_reported() -> None:
-    config = Config(root=Path.cwd(), extend_select=("RNK201", "RNK503"))
+    config = Config(root=Path.cwd(), extend_select=("RNK201", "RNK501", "RNK503"))
 
     codes = _codes(ENDPOINTS, "pkg/launch.py", config)
 
@@ -101,7 +101,9 @@ def test_endpoint_and_machine_path_in_library_file_are_reported() -> None:
 
 
 def test_test_ignores_naming_one_code_keeps_the_others_in_test_files() -> None:
-    config = Config(root=Path.cwd(), extend_select=("RNK201", "RNK503"), test_ignores=("RNK501",))
+    config = Config(
+        root=Path.cwd(), extend_select=("RNK201", "RNK501", "RNK503"), test_ignores=("RNK501",)
+    )
 
     codes = _codes(ENDPOINTS, "tests/test_launch.py", config)
 

@@ -725,6 +725,19 @@ def test_a_range_loop_body_far_beyond_the_budget_is_not_searched() -> None:
         ("v = [i[0] for i in torch.arange(4)]", [("RNK202", "torch.arange(4)")]),
         ("v = [n[0] for i in torch.arange(4)]", [("RNK202", "torch.arange(4)")]),
         ("v = {i: n[i] for i in torch.arange(4)}", []),
+        # ... and so do windows of it, sliced from a host index.
+        ("v = [n[i : i + 8] for i in torch.randint(9, (4,))]", []),
+        ("v = [n[i - 2 : i] for i in torch.randint(9, (4,))]", []),
+        (
+            "v = [n[j : j + 8] for i in torch.randint(9, (4,))]",
+            [("RNK202", "torch.randint(9, (4,))")],
+        ),
+        ("v = [n[i * 2 :] for i in torch.randint(9, (4,))]", []),
+        ("v = [n[::i] for i in torch.randint(1, 9, (4,))]", []),
+        (
+            "v = [n[:] for i in torch.randint(1, 9, (4,))]",
+            [("RNK202", "torch.randint(1, 9, (4,))")],
+        ),
         ("v = {i: n[0] for i in torch.arange(4)}", [("RNK202", "torch.arange(4)")]),
         ("v = [n[i] for b in n for i in torch.arange(4)]", []),
         ("v = [n[i] for b in n if b for i in torch.arange(4)]", []),

@@ -253,6 +253,48 @@ def test_process_count_of_a_launcher_is_still_reported() -> None:
     assert codes_by_line(source, "pkg/launch.py", select=("RNK504",)) == [(5, "RNK504")]
 
 
+_POOL_WRAPPER = """
+    from concurrent.futures import ProcessPoolExecutor
+
+
+    def run(fn, items, num_processes=1, *, world_size=1):
+        with ProcessPoolExecutor(max_workers={sized}) as pool:
+            return list(pool.map(fn, items))
+
+
+    class Runner:
+        def map(self, fn, items, num_processes=1):
+            with ProcessPoolExecutor(max_workers=num_processes) as pool:
+                return list(pool.map(fn, items))
+
+
+    def score(fn, items, runner):
+        return {call}
+    """
+
+
+@pytest.mark.parametrize(
+    ("sized", "call", "lines"),
+    [
+        # The count sizes a CPU pool inside the wrapper: the host's parallelism.
+        ("num_processes", "run(fn, items, num_processes=64)", []),
+        ("world_size", "run(fn, items, world_size=64)", []),
+        ("num_processes", "runner.map(fn, items, num_processes=64)", []),
+        # A wrapper that sizes its pool from another parameter.
+        ("4", "run(fn, items, num_processes=64)", [16]),
+        ("num_processes", "run(fn, items, world_size=64)", [16]),
+        # Another function of that name elsewhere is not this wrapper.
+        ("num_processes", "launch(fn, items, num_processes=64)", [16]),
+    ],
+)
+def test_count_passed_to_a_wrapper_that_sizes_a_cpu_pool_is_not_reported(
+    sized: str, call: str, lines: list[int]
+) -> None:
+    source = _POOL_WRAPPER.format(sized=sized, call=call)
+
+    assert [line for line, _ in codes_by_line(source, "pkg/data.py", select=("RNK504",))] == lines
+
+
 # -- RNK505 debug-flag-left-on: anomaly mode without NaN checks ---------------------
 
 
@@ -444,6 +486,39 @@ def test_fallback_endpoint_under_a_missing_variable_test_is_not_reported() -> No
     )
 
     assert [line for line, _ in _rnk501(source)] == [8]
+
+
+@pytest.mark.parametrize(
+    "test",
+    [
+        '"WORLD_SIZE" not in os.environ',
+        "'RANK' not in os.environ",
+        '"LOCAL_RANK" not in os.environ',
+    ],
+)
+def test_endpoint_of_a_run_no_launcher_started_is_not_reported(test: str) -> None:
+    source = (
+        "import os\n\n\ndef launch():\n"
+        f"    if {test}:\n"
+        '        os.environ["MASTER_ADDR"] = "10.0.0.1"\n'
+        '        os.environ["MASTER_PORT"] = "29500"\n'
+    )
+
+    assert _rnk501(source) == []
+
+
+@pytest.mark.parametrize(("size", "reported"), [('"1"', []), ("1", []), ('"8"', [6, 7])])
+def test_loopback_endpoint_with_world_size_set_to_one_is_a_one_process_run(
+    size: str, reported: list[int]
+) -> None:
+    source = (
+        "import os\n\n\ndef setup():\n"
+        f'    os.environ["WORLD_SIZE"] = {size}\n'
+        '    os.environ["MASTER_ADDR"] = "localhost"\n'
+        '    os.environ["MASTER_PORT"] = "29500"\n'
+    )
+
+    assert [line for line, _ in _rnk501(source)] == reported
 
 
 # -- RNK502 hard-coded-credential --------------------------------------------------------

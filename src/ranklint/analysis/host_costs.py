@@ -502,6 +502,14 @@ def _used_as(tree: cst.CSTNode, name: str, *, record: bool) -> bool:
                     return True
             elif not record and any(_is_name(index, name) for index in indices):
                 return True
+            elif not record and any(
+                _mentions(bound, name)
+                for element in current.slice
+                if isinstance(element.slice, cst.Slice)
+                for bound in (element.slice.lower, element.slice.upper, element.slice.step)
+                if bound is not None
+            ):
+                return True  # `data[i : i + 8]`: a window of Python data
         elif (
             record
             and isinstance(current, cst.Attribute)
@@ -515,6 +523,19 @@ def _used_as(tree: cst.CSTNode, name: str, *, record: bool) -> bool:
 
 def _is_name(node: cst.CSTNode, name: str) -> bool:
     return isinstance(node, cst.Name) and node.value == name
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    """Whether ``name`` is read in ``node`` (``i``, ``i + 8``, ``2 * i``); within 200 nodes."""
+    stack: list[cst.CSTNode] = [node]
+    seen = 0
+    while stack and seen < 200:
+        current = stack.pop()
+        seen += 1
+        if _is_name(current, name):
+            return True
+        stack.extend(current.children)
+    return False
 
 
 def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:

@@ -24,6 +24,9 @@ _TCP = re.compile(r"tcp://(?P<host>[^:/\s]+):(?P<port>\d{1,5})/?")
 _LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
 _ENDPOINT_VARIABLES = frozenset({"MASTER_ADDR", "MASTER_PORT"})
+# What a launcher sets: a write under a test that it did not (`if "WORLD_SIZE"
+# not in os.environ:`) is the fallback of a run nobody launched.
+_LAUNCHER_VARIABLES = frozenset({*_ENDPOINT_VARIABLES, "WORLD_SIZE", "RANK", "LOCAL_RANK"})
 
 # Public resolvers used to find the local address of the outbound route.
 _ROUTE_PROBES = frozenset({"8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1"})
@@ -52,22 +55,29 @@ class HardCodedEndpoint(_StringRule):
     code = "RNK501"
     name = "hard-coded-endpoint"
     severity = Severity.WARNING
+    default_enabled = False
     summary = "An IP address, `tcp://` init method or master address/port is written in code"
     what = """\
 Reports string literals that are an IPv4 address (with or without a port;
 `0.0.0.0` and loopback excepted), `tcp://host:port` strings, and literal
 values written to `MASTER_ADDR` / `MASTER_PORT` (`os.environ[...] = ...`,
 `putenv`, `update`). Fallbacks are not reported: `setdefault`, and writes
-under a test of the same variable (`if "MASTER_PORT" not in os.environ:`);
-nor are public resolvers used to probe the outbound route (`8.8.8.8`,
+under a test of a variable a launcher sets (`if "MASTER_PORT" not in
+os.environ:`, `if "WORLD_SIZE" not in os.environ:`: the values of a run that
+no launcher started); nor are public resolvers used to probe the outbound route (`8.8.8.8`,
 `1.1.1.1`). As the rendezvous endpoint (`tcp://`,
 `MASTER_ADDR`), loopback (`localhost`, `127.0.0.1`) is fine in files
 matching `test-patterns` and `script-patterns` and reported elsewhere: a
 library that rendezvouses on localhost cannot run on two nodes. A function
 that starts a one-process group (`init_process_group(..., world_size=1)`,
-or `world_size` a name assigned `1` in it) may set a loopback `MASTER_ADDR`
+`world_size` a name assigned `1` in it, or `WORLD_SIZE` set to 1) may set a loopback `MASTER_ADDR`
 and a literal `MASTER_PORT`: no peer ever joins, so there is nothing to
 rendezvous with.
+
+Off by default (`extend-select = ["RNK501"]`): on the review corpus's test
+half none of its 4 findings was real: two single-node test harnesses that
+spawn their ranks on localhost, and an address sent as an HTTP header by a
+download script (issue 37). Turn it on to review launch code.
 """
     why = """\
 The rendezvous endpoint belongs to the launch, not to the code: a literal
@@ -98,6 +108,18 @@ second run on the same node.
             os.environ.setdefault("MASTER_PORT", "29500")
             if "MASTER_ADDR" not in os.environ:
                 os.environ["MASTER_ADDR"] = "10.0.0.1"
+        """,
+        """
+        import os
+
+
+        # Started without a launcher: run as one process.
+        def single_process_fallback():
+            if "WORLD_SIZE" not in os.environ:
+                os.environ["WORLD_SIZE"] = "1"
+                os.environ["RANK"] = "0"
+                os.environ["MASTER_ADDR"] = "localhost"
+                os.environ["MASTER_PORT"] = "29500"
         """,
         """
         import os
@@ -154,15 +176,17 @@ second run on the same node.
     def _loopback_ok(self) -> bool:
         return self.ctx.is_test or self.ctx.is_script
 
-    def _fallback(self, key: str, where: cst.CSTNode) -> bool:
-        """``setdefault``, or a write under ``if "MASTER_PORT" not in os.environ:``."""
+    def _fallback(self, where: cst.CSTNode) -> bool:
+        """``setdefault``, or a write under a test of a launcher variable
+        (``if "MASTER_PORT" not in os.environ:``, ``if "WORLD_SIZE" not in
+        os.environ:``): the values of a run that no launcher started."""
         if (
             isinstance(where, cst.Call)
             and isinstance(where.func, cst.Attribute)
             and where.func.attr.value == "setdefault"
         ):
             return True
-        quoted = (f'"{key}"', f"'{key}'")
+        quoted = [f"{q}{key}{q}" for key in _LAUNCHER_VARIABLES for q in "\"'"]
         return any(
             any(q in self.ctx.module.code_for_node(c.test) for q in quoted)
             for c in self.ctx.conditions
@@ -190,9 +214,11 @@ second run on the same node.
 
     def _environment(self, node: cst.CSTNode) -> None:
         for key, value, where in environ_writes(node, self.ctx.names.resolve):
+            if key == "WORLD_SIZE" and value is not None and _is_one(value):
+                self._scopes[-1].single = True  # a one-process run: no peer rendezvouses
             if key not in _ENDPOINT_VARIABLES or value is None:
                 continue
-            if self._fallback(key, where):
+            if self._fallback(where):
                 self._skip.add(id(value))
                 continue
             literal = string_value(value)
@@ -244,3 +270,8 @@ second run on the same node.
             f"the IP address `{host}` is written in code: it ties the job to one machine or "
             f"network; take it from the environment or the launch configuration",
         )
+
+
+def _is_one(value: cst.BaseExpression) -> bool:
+    """``1`` or ``"1"``."""
+    return int_value(value) == 1 or string_value(value) == "1"

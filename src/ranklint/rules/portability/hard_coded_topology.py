@@ -11,6 +11,7 @@ from ranklint.analysis.context import FileContext
 from ranklint.analysis.literals import environ_writes, int_value, string_value
 from ranklint.analysis.mesh import MESH_INITIALIZERS
 from ranklint.analysis.names import last_name
+from ranklint.analysis.nodes import iter_nodes
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
 
@@ -67,7 +68,10 @@ reported); literal mesh shapes in `init_device_mesh`. The size of a CPU
 process or thread pool (`multiprocessing.Pool(8)`,
 `ProcessPoolExecutor(max_workers=4)`, a `DataLoader`'s `num_workers`, any
 `*Pool(...)` / `*PoolExecutor(...)` call) is the host's parallelism, not the
-job's topology, and is not reported.
+job's topology, and is not reported; nor is a count passed to a function of
+the same file that hands that parameter to such a pool
+(`run(fn, xs, num_processes=64)` where `run` builds
+`ProcessPoolExecutor(max_workers=num_processes)`).
 """
     why = """\
 The same code runs on 8 GPUs today and 512 next week: a literal world size or
@@ -79,7 +83,8 @@ scheduler's own assignment. The launcher knows the topology; the code reads it
     limits = """\
 Topology written in a config dict or read from a constant defined elsewhere is
 not reported. A CPU pool is recognised by its name (`Pool`, `PoolExecutor`,
-`DataLoader`), so a launcher named like a pool would be missed.
+`DataLoader`), so a launcher named like a pool would be missed. A wrapper
+that sizes a pool is recognised in the same file only (by the called name).
 """
     valid = (
         """
@@ -129,6 +134,10 @@ not reported. A CPU pool is recognised by its name (`Pool`, `PoolExecutor`,
     def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
         super().__init__(ctx, sink)
         self._active = not (ctx.is_test or ctx.is_script)
+        # Functions of this file that size a CPU pool from a parameter:
+        # name -> those parameters (`run(fn, xs, num_processes)` into
+        # `ProcessPoolExecutor(max_workers=num_processes)`).
+        self._pool_sizers: dict[str, set[str]] | None = None
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._visible_devices(node)
@@ -152,6 +161,8 @@ not reported. A CPU pool is recognised by its name (`Pool`, `PoolExecutor`,
                     continue  # a one-process group (tools, controllers): no topology
                 self._report(arg.value, f"`{keyword}={value}` in `init_process_group`")
             elif keyword in _TOPOLOGY_KEYWORDS and value >= 2:
+                if keyword in self._sizers().get(last_name(node.func) or "", ()):
+                    continue  # the size of a CPU pool, passed through a wrapper
                 self._report(arg.value, f"`{keyword}={value}`")
         if name in MESH_INITIALIZERS and len(node.args) > 1:
             shape = node.args[1]
@@ -162,6 +173,11 @@ not reported. A CPU pool is recognised by its name (`Pool`, `PoolExecutor`,
                 and all(int_value(e.value) is not None for e in shape.value.elements)
             ):
                 self._report(shape.value, "a literal mesh shape")
+
+    def _sizers(self) -> dict[str, set[str]]:
+        if self._pool_sizers is None:
+            self._pool_sizers = _pool_sizers(self.ctx.module, self.ctx.names.resolve)
+        return self._pool_sizers
 
     def _visible_devices(self, node: cst.CSTNode) -> None:
         if not self._active:
@@ -200,3 +216,27 @@ def _single_process(node: cst.Call) -> bool:
         arg.keyword is not None and arg.keyword.value == "world_size" and int_value(arg.value) == 1
         for arg in node.args
     )
+
+
+def _pool_sizers(
+    module: cst.Module, resolve: Callable[[cst.BaseExpression], str | None]
+) -> dict[str, set[str]]:
+    """Functions and methods of ``module`` that pass one of their parameters to a
+    CPU pool (``ProcessPoolExecutor(max_workers=num_processes)``): name -> those
+    parameters."""
+    out: dict[str, set[str]] = {}
+    for function in iter_nodes(module):
+        if not isinstance(function, cst.FunctionDef):
+            continue
+        params = {param.name.value for param in function.params.params}
+        params |= {param.name.value for param in function.params.kwonly_params}
+        sized = {
+            arg.value.value
+            for call in iter_nodes(function.body)
+            if isinstance(call, cst.Call) and _cpu_pool(call, resolve(call.func))
+            for arg in call.args
+            if isinstance(arg.value, cst.Name) and arg.value.value in params
+        }
+        if sized:
+            out.setdefault(function.name.value, set()).update(sized)
+    return out
