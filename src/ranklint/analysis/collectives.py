@@ -77,15 +77,18 @@ class Divergence:
 
     kind: DivergenceKind
     leaf: CollectiveLeaf
-    # The rank condition as written (`rank == 0`, or the decorator `@rank_zero_only`).
-    condition: str
+    rank_cond: RankCond  # the rank test, with its evidence
     # The ranks in question are those where the condition is false.
     when_false: bool = False
     # MISMATCH: what the other ranks issue at the same position.
     other: CollectiveLeaf | None = None
     # SKIPPED_AFTER_EXIT: return, exit, continue or break.
     exit_kind: str | None = None
-    rank_cond: RankCond | None = None  # the rank test, with its evidence
+
+    @property
+    def condition(self) -> str:
+        """The rank condition as written (`rank == 0`, or the decorator `@rank_zero_only`)."""
+        return self.rank_cond.text
 
 
 class CollectiveAnalysis:
@@ -211,11 +214,17 @@ class CollectiveAnalysis:
                 if key.startswith(FLAG_PREFIX) and "." not in name:
                     bindings.setdefault(name, truth)
         hop = Hop(module.path, event.site, f"{event.label}()")
-        # Parameters this call passes a value the analysis cannot evaluate.
-        unknown = passed_parameters(event, callee.function) - bindings.keys()
+        leaves = self.leaves_of(callee, bindings)
+        # Parameters this call passes a value the analysis cannot evaluate (only
+        # where a leaf is under a test in the callee that one of them could decide).
+        unknown = (
+            passed_parameters(event, callee.function) - bindings.keys()
+            if any(leaf.under for leaf in leaves)
+            else set()
+        )
         return [
             leaf.called_from(hop, unknown)
-            for leaf in self.leaves_of(callee, bindings)
+            for leaf in leaves
             if not leaf.lazy and not (event.lazy and leaf.kind is CallKind.GROUP_CREATION)
         ]
 
@@ -253,14 +262,7 @@ class CollectiveAnalysis:
             cond = RankCond(function.rank_only, frozenset({GLOBAL_AXIS}), False)
             hits = issued(self._relevant_leaves(function.events, module, function, cond))
             if hits:
-                self._report(
-                    Divergence(
-                        DivergenceKind.RANK_ONLY_FUNCTION,
-                        hits[0],
-                        function.rank_only,
-                        rank_cond=cond,
-                    )
-                )
+                self._report(Divergence(DivergenceKind.RANK_ONLY_FUNCTION, hits[0], cond))
         self._balanced = self._balanced_keys(module, _with_context_partner(module, function))
         self._check_block(function.events, module, function)
 
@@ -316,11 +318,7 @@ class CollectiveAnalysis:
                         self._relevant_leaves(event.body, module, function, cond, context)
                     )
                     if hits:
-                        self._report(
-                            Divergence(
-                                DivergenceKind.LOOP_TRIP_COUNT, hits[0], cond.text, rank_cond=cond
-                            )
-                        )
+                        self._report(Divergence(DivergenceKind.LOOP_TRIP_COUNT, hits[0], cond))
                 self._check_block(event.body, module, function, context)
             elif isinstance(event, Opaque):
                 self._check_block(event.body, module, function, context)
@@ -406,12 +404,7 @@ class CollectiveAnalysis:
             leaf, other = first[index], second[index]
             self._report(
                 Divergence(
-                    DivergenceKind.MISMATCH,
-                    leaf,
-                    cond.text,
-                    when_false=first_arm == 1,
-                    other=other,
-                    rank_cond=cond,
+                    DivergenceKind.MISMATCH, leaf, cond, when_false=first_arm == 1, other=other
                 )
             )
             return
@@ -430,16 +423,13 @@ class CollectiveAnalysis:
                     Divergence(
                         DivergenceKind.SKIPPED_AFTER_EXIT,
                         leaf,
-                        cond.text,
+                        cond,
                         when_false=first_arm == 1,
                         exit_kind=exit_kind,
-                        rank_cond=cond,
                     )
                 )
                 return
-        self._report(
-            Divergence(DivergenceKind.ONE_SIDE_ONLY, leaf, cond.text, when_false, rank_cond=cond)
-        )
+        self._report(Divergence(DivergenceKind.ONE_SIDE_ONLY, leaf, cond, when_false))
 
     def _differing_paths(
         self,

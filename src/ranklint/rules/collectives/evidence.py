@@ -245,8 +245,8 @@ def divergence_evidence(divergence: Divergence) -> Evidence:
         source = Link("rank-only-decorator", f"`{test}`", HIGH)
         guard = Link("decorator", f"`{test}` runs the function on one rank", HIGH)
     else:
-        source = source_link(cond.sources if cond is not None else (), test)
-        if cond is not None and cond.via is not None:
+        source = source_link(cond.sources, test)
+        if cond.via is not None:
             source = Link(
                 source.kind,
                 f"{source.detail}, returned by `{_function_name(cond.via)}()`",
@@ -262,7 +262,7 @@ def divergence_evidence(divergence: Divergence) -> Evidence:
     )
 
 
-def _guard(divergence: Divergence, cond: RankCond | None, test: str) -> Link:
+def _guard(divergence: Divergence, cond: RankCond, test: str) -> Link:
     kind = divergence.kind
     if kind is DivergenceKind.LOOP_TRIP_COUNT:
         return Link("loop-trip-count", f"`{test}`", HIGH)

@@ -27,6 +27,7 @@ _ENDPOINT_VARIABLES = frozenset({"MASTER_ADDR", "MASTER_PORT"})
 # What a launcher sets: a write under a test that it did not (`if "WORLD_SIZE"
 # not in os.environ:`) is the fallback of a run nobody launched.
 _LAUNCHER_VARIABLES = frozenset({*_ENDPOINT_VARIABLES, "WORLD_SIZE", "RANK", "LOCAL_RANK"})
+_LAUNCHER_QUOTED = tuple(f"{q}{key}{q}" for key in sorted(_LAUNCHER_VARIABLES) for q in "\"'")
 
 # Public resolvers used to find the local address of the outbound route.
 _ROUTE_PROBES = frozenset({"8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1"})
@@ -186,9 +187,8 @@ second run on the same node.
             and where.func.attr.value == "setdefault"
         ):
             return True
-        quoted = [f"{q}{key}{q}" for key in _LAUNCHER_VARIABLES for q in "\"'"]
         return any(
-            any(q in self.ctx.module.code_for_node(c.test) for q in quoted)
+            any(q in self.ctx.module.code_for_node(c.test) for q in _LAUNCHER_QUOTED)
             for c in self.ctx.conditions
         )
 
