@@ -77,6 +77,7 @@ _ANALYSIS_TESTS = (
     "tests/test_default_precision.py",
     "tests/test_file_kinds.py",
     "tests/test_hot_path_precision.py",
+    "tests/test_sync_tiers.py",
     "tests/test_imports_precision.py",
     "tests/test_portability_precision.py",
     "tests/test_testsuite_precision.py",
@@ -180,6 +181,16 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "analysis/mesh.py",
         ),
         _ANALYSIS_TESTS,
+    ),
+    # Issue 37: what a sync's value is for, Ray drivers, and Python loops over tensors.
+    "sync_uses": (
+        ("analysis/host_uses.py", "analysis/tensor_loops.py"),
+        (
+            "tests/test_sync_tiers.py",
+            "tests/test_host_costs.py",
+            "tests/test_hot_path.py",
+            "tests/test_hot_path_precision.py",
+        ),
     ),
     "layout": (
         ("analysis/layout.py",),

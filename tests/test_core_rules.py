@@ -298,7 +298,7 @@ def test_a_host_sync_reached_from_a_forward_helper_in_another_file_shows_the_cha
         encoding="utf-8",
     )
 
-    result = lint_paths([str(tmp_path)], Config(select=("RNK201",)), jobs=1)
+    result = lint_paths([str(tmp_path)], Config(select=("RNK201",), confidence="medium"), jobs=1)
 
     assert [f.message for f in result.findings] == [
         _SYNC.format(

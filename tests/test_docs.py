@@ -213,3 +213,14 @@ def test_code_table_lists_every_rule_with_its_name_and_default_state() -> None:
     expected = [(rule.code, rule.name, rule.default_enabled) for rule in all_rules()]
 
     assert list(CODES) == expected
+
+
+def test_usage_guide_names_exactly_the_rules_on_by_default() -> None:
+    text = (REPO_ROOT / "docs" / "usage.md").read_text(encoding="utf-8")
+    start = text.index("The default set (since issue 37")
+    paragraph = text[start : text.index("\n\n", start)]
+    listed = paragraph[paragraph.index(":") + 1 : paragraph.index(". Of the")]
+
+    named = sorted(code.strip() for code in listed.replace("\n", " ").split(","))
+
+    assert named == sorted(rule.code for rule in all_rules() if rule.default_enabled)

@@ -20,6 +20,7 @@ STEP_LOOP_SYNC = """\
 def train(model, loader):
     for batch in loader:
         loss = model(batch)
+        loss.backward()
         print(loss.item())
 """
 
@@ -126,6 +127,7 @@ def test_cross_file_sync_placed_in_test_helper_is_not_reported(tmp_path: Path) -
         "def train(model, loader):\n"
         "    for batch in loader:\n"
         "        loss = model(batch)\n"
+        "        loss.backward()\n"
         "        log(loss)\n"
     )
 

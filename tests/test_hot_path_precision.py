@@ -28,7 +28,7 @@ def step(body: str) -> str:
 
 def found(body: str, config: Config | None = None) -> list[tuple[int, str]]:
     """(line in ``body``, code) of each RNK201/RNK202 finding."""
-    result = lint_source(step(body), "snippet.py", config or Config(select=HOT))
+    result = lint_source(step(body), "snippet.py", config or Config(select=HOT, confidence="low"))
     assert result.errors == []
     return [(f.line - FIRST + 1, f.code) for f in result.findings if f.code in HOT]
 
@@ -145,7 +145,9 @@ def test_once_only_code_is_reported_when_periodic_syncs_are_not_allowed() -> Non
         print(x.item())
     """
 
-    assert found(body, Config(select=HOT, allow_periodic_sync=False)) == [(2, "RNK201")]
+    assert found(body, Config(select=HOT, allow_periodic_sync=False, confidence="low")) == [
+        (2, "RNK201")
+    ]
 
 
 # -- values a collective just filled ------------------------------------------
@@ -459,7 +461,7 @@ class Evaluator:
 
 
 def test_step_hooks_of_a_trainer_subclass_are_hot() -> None:
-    result = lint_source(TRAINER.lstrip("\n"), "t.py", Config(select=HOT))
+    result = lint_source(TRAINER.lstrip("\n"), "t.py", Config(select=HOT, confidence="low"))
 
     assert [(f.line, f.code) for f in result.findings] == [(8, "RNK201"), (12, "RNK201")]
     assert "is a step hook of a `Trainer` subclass" in result.findings[0].message
@@ -491,7 +493,7 @@ class Helper(Layer):
 
 
 def test_a_step_hook_is_hot_in_a_trainer_subclass_of_a_subclass_and_not_in_a_module() -> None:
-    result = lint_source(INDIRECT_HOOKS.lstrip("\n"), "t.py", Config(select=HOT))
+    result = lint_source(INDIRECT_HOOKS.lstrip("\n"), "t.py", Config(select=HOT, confidence="low"))
 
     assert [(f.line, f.code) for f in result.findings] == [(12, "RNK201")]
 
@@ -519,7 +521,7 @@ class Runner:
 
 
 def test_forward_helpers_of_a_module_are_hot() -> None:
-    result = lint_source(FORWARD_HELPERS.lstrip("\n"), "b.py", Config(select=HOT))
+    result = lint_source(FORWARD_HELPERS.lstrip("\n"), "b.py", Config(select=HOT, confidence="low"))
 
     assert [(f.line, f.code) for f in result.findings] == [
         (7, "RNK201"),

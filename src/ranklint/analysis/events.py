@@ -160,6 +160,9 @@ class Marker:
     # A training marker (backward, optimizer step, hot-named call) rather
     # than a model forward: preferred when a message names the loop.
     training: bool = True
+    # A hot-named method of another object (`self.critic.train_step(batch)`):
+    # the step may run elsewhere, as a Ray driver's worker groups run it.
+    dispatch: bool = False
 
 
 class CostKind(enum.Enum):
@@ -188,6 +191,10 @@ class HostCost:
     text: str  # how the code reads, shortened: `loss.item()`
     # FACTORY: what the call lacks, among "device" and "dtype".
     missing: tuple[str, ...] = ()
+    # A sync whose value decides host control flow or a size (a truth test,
+    # a data-dependent shape, `int(n.item())`, `x[: n.item()]`, `if t.item() > 0:`):
+    # often one the program needs (see analysis.host_uses).
+    decides: bool = False
 
 
 @dataclass(slots=True)

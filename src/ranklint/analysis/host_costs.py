@@ -35,13 +35,18 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ranklint.analysis.axes import identifier_words
 from ranklint.analysis.events import CostKind
+from ranklint.analysis.host_uses import (
+    decisive_operands,
+    imports_ray,
+    is_ray_driver,
+    sized_value,
+)
 from ranklint.analysis.hot_markers import is_model_name
 from ranklint.analysis.names import last_name
+from ranklint.analysis.tensor_loops import indexes, is_schedule, range_over, used_as
 from ranklint.analysis.tensors import (
     HOST_FACTORIES,
-    TENSOR_MEMBERS,
     Kind,
     TensorTypes,
     converts_only,
@@ -92,6 +97,10 @@ class HostCostRecorder(NodeVisitor):
         self._needed: set[int] = set()
         # The element of the comprehension each `for ... in` clause (by id) builds.
         self._comprehension_uses: dict[int, cst.CSTNode] = {}
+        # Operands whose value decides host control flow or a size (ids).
+        self._decisive: set[int] = set()
+        # Per enclosing class or function: whether it is a Ray driver (no device).
+        self._drivers: list[bool] = [False]
 
     def record(self, kind: CostKind, node: cst.CSTNode, missing: tuple[str, ...] = ()) -> None:
         ctx = self.ctx
@@ -101,13 +110,32 @@ class HostCostRecorder(NodeVisitor):
             self._assert_message is not None and _contains(self._assert_message, node)
         ):
             return  # runs only when something already failed
-        ctx.facts.host_cost(
-            kind,
-            node,
-            short_text(ctx.module, node),
-            ctx.place,
-            missing,
+        decides = (
+            kind in (CostKind.TRUTH_TEST, CostKind.DATA_DEPENDENT)
+            or id(node) in self._decisive
+            or any(_contains(test, node) for test in self._tests[-4:])
         )
+        ctx.facts.host_cost(kind, node, short_text(ctx.module, node), ctx.place, missing, decides)
+
+    def _mark_decisive(self, node: cst.CSTNode) -> None:
+        self._decisive.update(map(id, decisive_operands(node, self.ctx.names)))
+
+    # -- Ray drivers -------------------------------------------------------
+    def _enter_scope(self, node: cst.ClassDef | cst.FunctionDef) -> None:
+        driver = self._drivers[-1] or (
+            imports_ray(self.ctx.names) and is_ray_driver(node, self.ctx.names)
+        )
+        self._drivers.append(driver)
+
+    def _leave_scope(self, node: cst.ClassDef | cst.FunctionDef) -> None:
+        self._drivers.pop()
+
+    visit_ClassDef = visit_FunctionDef = _enter_scope
+    leave_ClassDef = leave_FunctionDef = _leave_scope
+
+    def _from_workers(self, subject: cst.BaseExpression) -> bool:
+        """In a Ray driver, a value not known to be a device tensor: workers sent it."""
+        return self._drivers[-1] and not self.ctx.tensors.is_tensor(subject)
 
     def _builtin_call(self, node: cst.Call, names: frozenset[str]) -> str | None:
         """The builtin's name when ``node`` calls one of ``names`` (not shadowed)."""
@@ -161,6 +189,7 @@ class HostCostRecorder(NodeVisitor):
 
     # -- syncs -------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
+        self._mark_decisive(node)
         self._note_needed(node)
         self._sync_call(node)
         self._factory(node)
@@ -184,13 +213,18 @@ class HostCostRecorder(NodeVisitor):
                 and id(node) not in self._needed
                 and not _moves_a_model(func.value)
                 and not _non_blocking(node)
+                and not self._from_workers(func.value)
             ):
                 self.record(CostKind.COPY, node)
             elif method == "synchronize":
                 self.record(CostKind.SYNCHRONIZE, node)
-            elif method in ("nonzero", "masked_select", "unique") and (
-                self.ctx.names.resolve(func) in _DATA_DEPENDENT
-                or (method == "nonzero" and self.ctx.names.resolve(func) is None)
+            elif (
+                method in ("nonzero", "masked_select", "unique")
+                and (
+                    self.ctx.names.resolve(func) in _DATA_DEPENDENT
+                    or (method == "nonzero" and self.ctx.names.resolve(func) is None)
+                )
+                and not self._from_workers(func.value)
             ):
                 self.record(CostKind.DATA_DEPENDENT, node)
             elif (
@@ -203,6 +237,8 @@ class HostCostRecorder(NodeVisitor):
         conversion = self._builtin_call(node, _CONVERSIONS)
         if conversion is not None and node.args and tensors.is_tensor(node.args[0].value):
             if not self._necessary(node.args[0].value, node, decides=conversion == "bool"):
+                if conversion in ("int", "bool"):
+                    self._decisive.add(id(node))  # a count, an index or a flag
                 self.record(CostKind.CONVERSION, node)
             return
         formatter = self._builtin_call(node, _FORMATTERS)
@@ -277,14 +313,19 @@ class HostCostRecorder(NodeVisitor):
             self.record(CostKind.FORMAT, node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._decisive.update(map(id, sized_value(node)))
         if _is_scalar_value(node.value, self.ctx.tensors):
             # `x[mask] = 0` runs as `masked_fill_`: no output size to learn.
             for target in node.targets:
                 if isinstance(target.target, cst.Subscript):
                     self._filled.add(id(target.target))
 
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self._mark_decisive(node)
+
     def visit_Subscript(self, node: cst.Subscript) -> None:
-        if id(node) in self._filled:
+        self._mark_decisive(node)
+        if id(node) in self._filled or self._from_workers(node.value):
             return
         tensors = self.ctx.tensors
         for element in node.slice:
@@ -299,13 +340,13 @@ class HostCostRecorder(NodeVisitor):
     ) -> bool:
         """Whether iterating ``iterable`` into ``target`` (used in ``uses``) is a tensor loop."""
         tensors = self.ctx.tensors
-        if _is_schedule(iterable):
+        if is_schedule(iterable):
             return False
         name = target.value if isinstance(target, cst.Name) else None
         if tensors.is_output(iterable):
             # A model's output iterated as records (`[r[0] for r in reward_model(x)]`,
             # `for out in llm.generate(...): out.text`) is a list, not a tensor.
-            return name is not None and uses is not None and not _used_as(uses, name, record=True)
+            return name is not None and uses is not None and not used_as(uses, name, record=True)
         if not tensors.is_iterated_tensor(iterable):
             return False
         # Host indices into Python data (`[data[i] for i in torch.randint(n, (k,))]`):
@@ -314,7 +355,7 @@ class HostCostRecorder(NodeVisitor):
             tensors.is_host(iterable)
             and name is not None
             and uses is not None
-            and _used_as(uses, name, record=False)
+            and used_as(uses, name, record=False)
         )
 
     def visit_ListComp(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp) -> None:
@@ -331,11 +372,11 @@ class HostCostRecorder(NodeVisitor):
             if self._element_loop(node.iter, node.target, node.body):
                 self.record(CostKind.TENSOR_LOOP, node.iter)
             return
-        indexed = _range_over(node.iter, tensors)
+        indexed = range_over(node.iter, tensors)
         if (
             indexed is not None
             and isinstance(node.target, cst.Name)
-            and _indexes(node.body, indexed, node.target.value)
+            and indexes(node.body, indexed, node.target.value)
         ):
             self.record(CostKind.TENSOR_LOOP, node.iter)
 
@@ -430,25 +471,6 @@ def _ends_in_exit(body: cst.BaseSuite) -> bool:
     return bool(statements) and isinstance(statements[-1], exits)
 
 
-# Words of a sampling schedule: `for t in time_steps:` runs one model step per element.
-_SCHEDULE_WORDS = frozenset({"timesteps", "timestep", "time", "times", "sigmas", "schedule"})
-
-
-def _is_schedule(node: cst.BaseExpression) -> bool:
-    """``time_steps``, ``scheduler.timesteps``, ``sigmas[1:]``: a diffusion sampler's schedule."""
-    for _ in range(8):  # pragma: no mutate  (a bound on the chain)
-        if isinstance(node, cst.Subscript):
-            node = node.value
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            node = node.func.value
-        else:
-            break
-    name = last_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
-    return name is not None and bool(
-        {word.lower() for word in identifier_words(name)} & _SCHEDULE_WORDS
-    )
-
-
 def _is_scalar_value(value: cst.BaseExpression, tensors: TensorTypes) -> bool:
     """A number, or a name not known to be a tensor (``pad_id``, ``self.fill_value``)."""
     while isinstance(value, cst.UnaryOperation):
@@ -487,57 +509,6 @@ def _moves_a_model(node: cst.BaseExpression) -> bool:
     return name is not None and is_model_name(name, also=_MODULE_WORDS)
 
 
-def _used_as(tree: cst.CSTNode, name: str, *, record: bool) -> bool:
-    """Whether ``tree`` indexes something by ``name`` (``data[i]``) or, with ``record``,
-    reads ``name`` as a record (``name[0]``, ``name["k"]``, ``name.text``); within 2000 nodes."""
-    stack: list[cst.CSTNode] = [tree]
-    seen = 0
-    while stack and seen < 2000:
-        current = stack.pop()
-        seen += 1
-        if isinstance(current, cst.Subscript):
-            indices = [e.slice.value for e in current.slice if isinstance(e.slice, cst.Index)]
-            if record and _is_name(current.value, name) and len(current.slice) == 1:
-                if indices and isinstance(indices[0], (cst.Integer, cst.SimpleString)):
-                    return True
-            elif not record and any(_is_name(index, name) for index in indices):
-                return True
-            elif not record and any(
-                _mentions(bound, name)
-                for element in current.slice
-                if isinstance(element.slice, cst.Slice)
-                for bound in (element.slice.lower, element.slice.upper, element.slice.step)
-                if bound is not None
-            ):
-                return True  # `data[i : i + 8]`: a window of Python data
-        elif (
-            record
-            and isinstance(current, cst.Attribute)
-            and _is_name(current.value, name)
-            and current.attr.value not in TENSOR_MEMBERS
-        ):
-            return True
-        stack.extend(current.children)
-    return False
-
-
-def _is_name(node: cst.CSTNode, name: str) -> bool:
-    return isinstance(node, cst.Name) and node.value == name
-
-
-def _mentions(node: cst.CSTNode, name: str) -> bool:
-    """Whether ``name`` is read in ``node`` (``i``, ``i + 8``, ``2 * i``); within 200 nodes."""
-    stack: list[cst.CSTNode] = [node]
-    seen = 0
-    while stack and seen < 200:
-        current = stack.pop()
-        seen += 1
-        if _is_name(current, name):
-            return True
-        stack.extend(current.children)
-    return False
-
-
 def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
     """Whether ``node`` is ``tree`` or inside it (searched within a budget of 500 nodes)."""
     stack: list[cst.CSTNode] = [tree]
@@ -548,59 +519,6 @@ def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
             return True
         seen += 1
         stack.extend(current.children)
-    return False
-
-
-def _range_over(node: cst.BaseExpression, tensors: TensorTypes) -> str | None:
-    """The tensor name in ``range(len(t))`` / ``range(t.shape[0])`` / ``range(t.size(0))``."""
-    if not (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Name)
-        and node.func.value == "range"
-        and len(node.args) == 1
-    ):
-        return None
-    bound = node.args[0].value
-    subject: cst.BaseExpression | None = None  # pragma: no mutate  (any non-Name reads as None)
-    shaped = True  # `t.size(0)`, `t.shape[0]`: only a tensor has them
-    if isinstance(bound, cst.Call):
-        func = bound.func
-        if isinstance(func, cst.Name) and func.value == "len" and bound.args:
-            subject = bound.args[0].value
-            shaped = False
-        elif isinstance(func, cst.Attribute) and func.attr.value == "size":
-            subject = func.value
-    elif (
-        isinstance(bound, cst.Subscript)
-        and isinstance(bound.value, cst.Attribute)
-        and bound.value.attr.value == "shape"
-    ):
-        subject = bound.value.value
-    if isinstance(subject, cst.Name) and (
-        tensors.has_shape(subject) if shaped else tensors.is_iterated_tensor(subject)
-    ):
-        return subject.value
-    return None
-
-
-def _indexes(body: cst.CSTNode, tensor: str, index: str) -> bool:
-    """Whether ``body`` contains ``tensor[index]`` (or ``tensor[index, ...]``)."""
-    stack: list[cst.CSTNode] = [body]
-    seen = 0
-    while stack and seen < 2000:
-        node = stack.pop()
-        seen += 1
-        if (
-            isinstance(node, cst.Subscript)
-            and isinstance(node.value, cst.Name)
-            and node.value.value == tensor
-            and node.slice
-            and isinstance(node.slice[0].slice, cst.Index)
-            and isinstance(node.slice[0].slice.value, cst.Name)
-            and node.slice[0].slice.value.value == index
-        ):
-            return True
-        stack.extend(node.children)
     return False
 
 

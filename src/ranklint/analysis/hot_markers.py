@@ -5,7 +5,7 @@ records the facts that decide it (the project phase,
 :mod:`ranklint.analysis.hot_regions`, joins them across files):
 
 - *markers*: calls that only a step does: ``loss.backward()``,
-  ``optimizer.step()`` / ``scheduler.step()``, ``zero_grad()``, a model forward
+  ``optimizer.step()`` (not ``scheduler.step()``), ``zero_grad()``, a model forward
   (``model(batch)``, ``self.policy(obs)``, ``model.generate(...)``), and calls
   of functions named in ``hot-functions``. A loop whose body reaches a marker,
   directly or through project functions, is a step loop: its body is hot;
@@ -16,8 +16,11 @@ records the facts that decide it (the project phase,
   deliberate, amortised sync (not hot unless ``allow-periodic-sync = false``);
   so do *once-only guards*, whose code runs on one step of a run or epoch:
   ``if step == 1:``, ``if self.step - loaded_step == 1:``, ``if batch_idx ==
-  0:`` (a step counter compared for equality), first-step flags (``if
-  first_step:``, ``if self._first:``) and ``if not self._initialized:``.
+  0:`` (a step counter compared for equality), the last iteration (``if i ==
+  len(loader) - 1:``), first-step flags (``if first_step:``, ``if
+  self._first:``) and ``if not self._initialized:``; and a test that names a
+  periodic event (``if self.should_log(step):``, ``if is_eval_step:``) unless
+  the name counts or measures something (``num_eval``, ``eval_loss``).
 """
 
 from __future__ import annotations
@@ -43,10 +46,11 @@ _FORWARD_HELPER = re.compile(r"^(_*forward_\w+|\w*_forward)$")
 FORWARD_HELPER = "forward-helper"
 _COMPILE_DECORATORS = frozenset({"torch.compile", "torch._dynamo.optimize"})
 
-# Receivers of `.step()` that make it an optimizer or scheduler step.
-_STEPPER_WORDS = frozenset(
-    {"optim", "optimizer", "optimizers", "opt", "scheduler", "sched", "lr", "scaler"}
-)
+# Receivers of `.step()` that make it an optimizer step (a gradient scaler's
+# `scaler.step(optimizer)` is one). Not a scheduler's: `scheduler.step()` runs
+# once per epoch as often as once per step, and a per-step one sits beside an
+# optimizer step anyway; an epoch loop that calls it is no step loop.
+_STEPPER_WORDS = frozenset({"optim", "optimizer", "optimizers", "opt", "scaler"})
 # Last word of a callee that names a model: `model(x)`, `self.policy(obs)`.
 _MODEL_WORDS = frozenset({"model", "net", "network", "policy", "actor", "critic"})
 # Words that make a callee a function about models rather than a model.
@@ -158,35 +162,37 @@ def _has_hot_comment(node: cst.FunctionDef) -> bool:
     return comment is not None and HOT_COMMENT.search(comment.value) is not None
 
 
-def marker_label(node: cst.Call, patterns: NamePatterns) -> tuple[str, bool] | None:
-    """(how a step-marking call reads, whether it is a training marker) or None.
+def marker_label(node: cst.Call, patterns: NamePatterns) -> tuple[str, bool, bool] | None:
+    """(how a step-marking call reads, whether it is a training marker, whether it
+    dispatches the step to another object) or None.
 
     Training markers (``loss.backward()``, ``optimizer.step()``, ``zero_grad()``,
-    hot-named calls) name a loop better than a model forward does.
+    hot-named calls) name a loop better than a model forward does. A hot-named
+    method of another object (``self.critic.train_step(batch)``) dispatches.
     """
     func = node.func
     if isinstance(func, cst.Attribute):
         method = func.attr.value
         receiver = last_name(func.value)
         if method in ("backward", "zero_grad"):
-            return _label(func), True
+            return _label(func), True, False
         if method == "step":
             if receiver is not None and _STEPPER_WORDS & set(identifier_words(receiver)):
-                return _label(func), True
+                return _label(func), True, False
             return None
         if method in _FORWARD_METHODS and receiver is not None and _is_model_name(receiver):
-            return _label(func), False
+            return _label(func), False, False
         if method != "forward" and patterns.matches(method):
-            return _label(func), True
+            return _label(func), True, True
         if _is_model_name(method):
-            return _label(func), False
+            return _label(func), False, False
         return None
     if isinstance(func, cst.Name):
         name = func.value
         if name != "forward" and patterns.matches(name):
-            return _label(func), True
+            return _label(func), True, False
         if _is_model_name(name):
-            return _label(func), False
+            return _label(func), False, False
     return None
 
 
@@ -236,16 +242,27 @@ def periodic_arm(test: cst.BaseExpression, depth: int = 0) -> int:
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         negated, test = not negated, test.expression
     arm = 0
-    if _names_a_periodic_event(test):
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        # Before the names: `step - last < log_interval` names an interval but
+        # holds on all steps but one in each.
+        arm = _throttle(test.left, test.comparisons[0])
+    if arm:
+        pass
+    elif _names_a_periodic_event(test):
         arm = 1
     elif isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         # `a and b` holds only where both hold: periodic if either operand is.
         if periodic_arm(test.left, depth + 1) == 1 or periodic_arm(test.right, depth + 1) == 1:
             arm = 1
     elif isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
-        # `a or b` holds where either holds: periodic if both operands are.
-        if periodic_arm(test.left, depth + 1) == 1 and periodic_arm(test.right, depth + 1) == 1:
+        # `a or b` holds where either holds: periodic if both operands are. It
+        # fails only where both fail: if one fails on all but a few steps
+        # (`step != capture_step or done`), so does the whole test.
+        left, right = periodic_arm(test.left, depth + 1), periodic_arm(test.right, depth + 1)
+        if left == 1 and right == 1:
             arm = 1
+        elif -1 in (left, right):
+            arm = -1
     elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         target = test.comparisons[0]
         if _is_modulo(test.left) or _is_modulo(target.comparator):
@@ -329,9 +346,35 @@ def _is_step_counter(node: cst.BaseExpression) -> bool:
     return bool(words & _COUNTER_WORDS) or ("batch" in words and bool(words & _BATCH_INDEX_WORDS))
 
 
+# Words of a loop's bound: `i == len(loader) - 1`, `epoch == num_epochs - 1`.
+_BOUND_WORDS = frozenset({"num", "last", "final", "total", "max"})
+
+
+def _is_last_of_loop(node: cst.BaseExpression) -> bool:
+    """``len(loader) - 1``, ``num_epochs - 1``: the last iteration's index."""
+    if not (
+        isinstance(node, cst.BinaryOperation)
+        and isinstance(node.operator, cst.Subtract)
+        and isinstance(node.right, cst.Integer)
+    ):
+        return False
+    node = node.left
+    if isinstance(node, cst.Call):
+        return isinstance(node.func, cst.Name) and node.func.value == "len"
+    name = last_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+    return name is not None and bool(_words(name) & _BOUND_WORDS)
+
+
 def _once_only_comparison(left: cst.BaseExpression, target: cst.ComparisonTarget) -> int:
-    """``step == 1`` holds on one step (1); ``step != 0`` on all but one (-1)."""
-    if not (_is_step_counter(left) or _is_step_counter(target.comparator)):
+    """``step == 1`` or ``i == len(loader) - 1`` holds on one step (1); ``step != 0``
+    on all but one (-1)."""
+    right = target.comparator
+    if not (
+        _is_step_counter(left)
+        or _is_step_counter(right)
+        or (isinstance(left, cst.Name) and _is_last_of_loop(right))
+        or (isinstance(right, cst.Name) and _is_last_of_loop(left))
+    ):
         return 0
     if isinstance(target.operator, cst.Equal):
         return 1
@@ -340,14 +383,35 @@ def _once_only_comparison(left: cst.BaseExpression, target: cst.ComparisonTarget
     return 0
 
 
+def _throttle(left: cst.BaseExpression, target: cst.ComparisonTarget) -> int:
+    """``step - last_step >= interval`` holds once every interval steps (1); ``<`` on
+    all the others (-1)."""
+    if not (
+        isinstance(left, cst.BinaryOperation)
+        and isinstance(left.operator, cst.Subtract)
+        and _is_step_counter(left.left)
+    ):
+        return 0
+    if isinstance(target.operator, (cst.GreaterThanEqual, cst.GreaterThan)):
+        return 1
+    if isinstance(target.operator, (cst.LessThan, cst.LessThanEqual)):
+        return -1
+    return 0
+
+
 def _once_only_flag(test: cst.BaseExpression) -> int:
-    """``first_step`` holds on the first step (1); ``self._initialized`` after it (-1)."""
+    """``first_step`` / ``last_step`` hold on one step (1); ``self._initialized``
+    after the first (-1)."""
     if isinstance(test, cst.Comparison) or not isinstance(test, (cst.Name, cst.Attribute)):
         return 0
     words = _words(last_name(test) or "")
     # `is_first` alone may name a pipeline stage (`is_first = is_first_stage()`).
     if "first" in words and words <= _FIRST_FLAG_WORDS and words != {"is", "first"}:
         return 1
+    # `last_step`, `is_final_iteration`; not `is_last` (a stage) or `last` alone.
+    for edge in ("last", "final"):
+        if edge in words and words <= _FIRST_FLAG_WORDS | {edge} and words & _COUNTER_WORDS:
+            return 1
     if words & _DONE_FLAG_WORDS and not words & {"not", "un"}:
         return -1
     return 0
@@ -362,7 +426,6 @@ _PERIODIC_WORDS = frozenset(
         "eval",
         "evaluate",
         "evaluation",
-        "valid",
         "validate",
         "validation",
         "save",
@@ -378,9 +441,12 @@ _PERIODIC_WORDS = frozenset(
 )
 
 
-# `log_probs`, `log_softmax`: "log" the function, not the logging.
+# `log_probs`, `log_softmax`: "log" the function, not the logging. `num_eval`,
+# `eval_count`, `eval_loss`: a count or a value, which may be set on every step.
 _NOT_PERIODIC_WORDS = frozenset(
     {"prob", "probs", "logprobs", "softmax", "likelihood", "ratio", "det", "sigmoid", "space"}
+    | {"num", "n", "count", "counts", "total", "sum", "mean", "len", "loss", "losses"}
+    | {"tokens", "token", "mask", "masks", "samples", "size"}
 )
 
 

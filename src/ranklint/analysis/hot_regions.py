@@ -28,6 +28,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from ranklint.analysis.axes import identifier_words
 from ranklint.analysis.callgraph import FunctionRef, Hop, ProjectIndex
 from ranklint.analysis.events import (
     Branch,
@@ -36,6 +37,7 @@ from ranklint.analysis.events import (
     Exit,
     FunctionSummary,
     HostCost,
+    HotKind,
     HotReason,
     Loop,
     Marker,
@@ -65,6 +67,13 @@ class HotRegion:
     reason: HotReason | None = None
     marker: str | None = None
     chain: tuple[Hop, ...] = ()
+    # A step loop's marker trains (`backward()`, `optimizer.step()`, a call of
+    # a function that does) rather than only running a model forward.
+    training: bool = False
+    # A step loop of a Ray program that only dispatches its steps to other
+    # objects (`self.critic.train_step(batch)`): a driver, whose values are
+    # the results workers sent back, on the host.
+    driver: bool = False
 
 
 @dataclass(frozen=True)
@@ -84,7 +93,7 @@ class HotRegions:
         self.costs: list[HotCost] = []
         self._reported: set[tuple[str, Site]] = set()
         self._hot: set[tuple[str, str]] = set()  # functions hot as a whole
-        self._steps: dict[tuple[str, str], str | None] = {}
+        self._steps: dict[tuple[str, str], tuple[str, bool] | None] = {}
         self._queue: deque[tuple[FunctionRef, HotRegion]] = deque()
 
     def run(self) -> list[HotCost]:
@@ -142,43 +151,57 @@ class HotRegions:
                 return True
         return False
 
-    def _step_label(self, ref: FunctionRef) -> str | None:
-        """How a call of ``ref`` performs a step (a marker outside its loops), or None."""
+    def _step_label(self, ref: FunctionRef) -> tuple[str, bool] | None:
+        """How a call of ``ref`` performs a step (a marker outside its loops), and
+        whether that step trains; None when it performs none."""
         key = ref.key
         if key in self._steps:
             return self._steps[key]
         self._steps[key] = None  # cycle guard
-        if self._hot_reason(ref.module, ref.function) is not None:
-            found: str | None = f"{ref.function.name or ref.function.qualname}()"
+        reason = self._hot_reason(ref.module, ref.function)
+        if reason is not None:
+            name = ref.function.name or ref.function.qualname
+            found: tuple[str, bool] | None = (f"{name}()", trains(reason, name))
         else:
             found = self._marker(ref, ref.function.events)
         self._steps[key] = found
         return found
 
-    def _marker(self, ref: FunctionRef, events: Sequence[Event]) -> str | None:
-        """The first training marker ``events`` reach, else the first model forward."""
-        return self._find_marker(ref, events, training=True) or self._find_marker(
-            ref, events, training=False
-        )
+    def _marker(self, ref: FunctionRef, events: Sequence[Event]) -> tuple[str, bool] | None:
+        """The first training marker ``events`` reach, else the first model forward;
+        and whether it trains."""
+        found = self._find_marker(ref, events, training=True)
+        if found is not None:
+            return found, True
+        found = self._find_marker(ref, events, training=False)
+        return None if found is None else (found, False)
 
     def _find_marker(
-        self, ref: FunctionRef, events: Sequence[Event], *, training: bool
+        self, ref: FunctionRef, events: Sequence[Event], *, training: bool, dispatch: bool = True
     ) -> str | None:
-        """The first step marker in ``events``, not inside their nested loops."""
+        """The first step marker in ``events``, not inside their nested loops
+        (without ``dispatch``: not one that dispatches the step to another object)."""
         for event in events:
             if isinstance(event, Marker):
-                if event.training or not training:
+                if (event.training or not training) and (dispatch or not event.dispatch):
                     return event.label
             elif isinstance(event, CallEvent):
                 callee = self.index.resolve(event.target, ref.module, ref.function)
-                if callee is not None and self._step_label(callee) is not None:
+                step = None if callee is None else self._step_label(callee)
+                if step is not None and (step[1] or not training):
                     return f"{event.label}()"
             elif isinstance(event, Branch):
                 for arm in event.arms:
-                    found = self._find_marker(ref, arm, training=training)
+                    found = self._find_marker(ref, arm, training=training, dispatch=dispatch)
                     if found is not None:
                         return found
         return None
+
+    def _dispatches(self, ref: FunctionRef, body: Sequence[Event]) -> bool:
+        """A training loop of a Ray program whose every step marker is another
+        object's hot-named method: a driver loop."""
+        ray = any(name == "ray" or name.startswith("ray.") for name in ref.module.imports)
+        return ray and self._find_marker(ref, body, training=True, dispatch=False) is None
 
     # -- walking hot code ----------------------------------------------------
     def _scan(self, ref: FunctionRef, events: Sequence[Event]) -> None:
@@ -189,7 +212,11 @@ class HotRegions:
                 # happen in a nested loop is not one (its per-epoch code is cold).
                 marker = self._marker(ref, event.body)
                 if marker is not None:
-                    region = HotRegion(ref.function.qualname, marker=marker)
+                    label, training = marker
+                    driver = training and self._dispatches(ref, event.body)
+                    region = HotRegion(
+                        ref.function.qualname, marker=label, training=training, driver=driver
+                    )
                     self._walk(ref, event.body, region)
                 else:
                     self._scan(ref, event.body)
@@ -214,6 +241,9 @@ class HotRegions:
                 if event.periodic == -1 and _exits(event.arms[0]):
                     # `if step % N: continue`: the rest runs once every N steps.
                     return
+                if event.periodic == 1 and len(event.arms) > 1 and _exits(event.arms[1]):
+                    # `if step % N == 0: ... else: return`: so does the rest.
+                    return
 
     def _enter(self, ref: FunctionRef, event: CallEvent, region: HotRegion) -> None:
         if len(region.chain) >= _MAX_CHAIN:
@@ -232,6 +262,25 @@ class HotRegions:
             return
         self._reported.add(key)
         self.costs.append(HotCost(cost, path, region))
+
+
+# Words of a hot function's name that say it evaluates or generates rather
+# than trains (`validation_step`, `predict_step`, `generate_step`).
+_INFERENCE_WORDS = frozenset(
+    {"validation", "valid", "val", "eval", "evaluate", "evaluation", "test", "predict"}
+    | {"prediction", "generate", "generation", "rollout", "inference", "infer"}
+)
+
+
+def trains(reason: HotReason, name: str) -> bool:
+    """Whether a function hot for ``reason`` trains: one named like a training step
+    (``train_step``, ``compute_loss``), not one of evaluation or generation
+    (``predict_step``), a module's forward, or a compiled or marked function (hot,
+    but not evidence that a loop calling it trains)."""
+    if reason.kind is not HotKind.NAMED:
+        return False
+    words = {word.lower() for word in identifier_words(name.rpartition(".")[2])}
+    return not words & _INFERENCE_WORDS
 
 
 def _exits(events: Sequence[Event]) -> bool:

@@ -318,10 +318,11 @@ class FactsBuilder:
         text: str,
         where: Where,
         missing: tuple[str, ...] = (),
+        decides: bool = False,
     ) -> None:
         """Record a host-cost candidate at ``node`` (see :class:`HostCost`)."""
         site = self.record_site(node, where)
-        self._block.append(HostCost(kind, site, text, missing))
+        self._block.append(HostCost(kind, site, text, missing, decides))
 
     def record_site(self, node: cst.CSTNode, where: Where) -> Site:
         """A site (negative ordinal, see :class:`Site`) naming ``node`` for the project phase."""

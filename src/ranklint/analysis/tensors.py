@@ -63,6 +63,10 @@ _DTYPE_NAMES = frozenset(
     | {"int16", "int32", "int64", "uint8", "long", "short", "bool", "dtype", "complex64"}
     | {"complex128", "float8_e4m3fn", "float8_e5m2"}
 )
+# Constructors that allocate on the host: `torch.Tensor(xs)`, `torch.LongTensor(xs)`.
+_LEGACY_CONSTRUCTORS = frozenset(
+    f"torch.{kind}Tensor" for kind in ("", "Float", "Double", "Half", "Long", "Int", "Short")
+) | frozenset({"torch.ByteTensor", "torch.BoolTensor", "torch.CharTensor"})
 # Factories that allocate on the host unless given `device=`.
 HOST_FACTORIES = frozenset(
     {"zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace"}
@@ -238,6 +242,8 @@ class TensorTypes:
         kind = Kind.NONE  # pragma: no mutate  (bound as None, a name reads as not a tensor)
         if self.is_tensor(iterable):
             kind = Kind.TENSOR  # rows of a tensor are tensors
+        elif self.is_host(iterable):
+            kind = self.kind(iterable)  # rows of a host copy are on the host too
         elif (
             isinstance(iterable, cst.Call)
             and isinstance(iterable.func, cst.Attribute)
@@ -245,6 +251,16 @@ class TensorTypes:
         ):
             kind = Kind.TENSOR
         self.bind(target, kind)
+
+    def bind_comprehension_target(
+        self, target: cst.BaseExpression, iterable: cst.BaseExpression
+    ) -> None:
+        """``[r.tolist() for r in labels.cpu()]``: rows of a host tensor are on the host.
+
+        Device rows are left unknown, as before (the loop itself is a host cost).
+        """
+        if self.is_host(iterable):
+            self.bind(target, self.kind(iterable))
 
     def snapshot(self) -> dict[str, Kind]:
         """The current function's bindings (see :meth:`restore`)."""
@@ -448,7 +464,10 @@ class TensorTypes:
         return Kind.BOOL if name in _TORCH_BOOL_FUNCTIONS else Kind.TENSOR
 
     def _host_input(self, node: cst.Call, qualified: str, depth: int) -> Kind:
-        """Any other ``torch.*`` function of a host tensor (``torch.mode(torch.tensor(xs))``)."""
+        """Any other ``torch.*`` function of a host tensor (``torch.mode(torch.tensor(xs))``),
+        and the legacy constructors (``torch.Tensor(xs)``, ``torch.LongTensor(xs)``)."""
+        if qualified in _LEGACY_CONSTRUCTORS:
+            return Kind.HOST
         if (
             qualified.startswith("torch.")
             and not qualified.startswith("torch.nn.")

@@ -441,12 +441,15 @@ class Walker:
         # The outermost iterable is evaluated in the enclosing scope.
         self.walk(node.for_in.iter)
         names.push(ScopeKind.COMPREHENSION)
+        # Its targets are its own: the enclosing kinds come back after it.
+        kinds = self.ctx.tensors.snapshot()
         self._comp_for(node.for_in, outermost=True)
         if isinstance(node, cst.DictComp):
             self.walk(node.key)
             self.walk(node.value)
         else:
             self.walk(node.elt)
+        self.ctx.tensors.restore(kinds)
         names.pop()
 
     def _comp_for(self, node: cst.CompFor, *, outermost: bool) -> None:
@@ -456,6 +459,7 @@ class Walker:
         if not outermost:
             self.walk(node.iter)
         self.ctx.names.bind_target(node.target, None)
+        self.ctx.tensors.bind_comprehension_target(node.target, node.iter)
         self.walk(node.target)
         for condition in node.ifs:
             self.walk(condition.test)

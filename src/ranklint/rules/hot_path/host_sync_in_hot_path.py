@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import ClassVar
 
-from ranklint.analysis.events import CostKind, HostCost
+from ranklint.analysis.events import CostKind, HostCost, HotKind
+from ranklint.analysis.hot_regions import HotCost, HotRegion, trains
 from ranklint.analysis.project import ProjectFacts
-from ranklint.findings import Severity
+from ranklint.findings import Confidence, Evidence, Link, Severity
 from ranklint.rules.base import ProjectFinding, Rule
 from ranklint.rules.hot_path.hot_costs import SYNC_ADVICE, Description, hot_cost_findings
 
@@ -16,6 +17,7 @@ _SHAPE_ADVICE = (
     "multiplying by the mask), or pass the output size where the API takes one"
 )
 _WAITS = "the host waits for the device"
+HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 # What each kind of sync does, and how to avoid it.
 _SYNCS: dict[CostKind, tuple[str, str]] = {
     CostKind.COPY: (
@@ -64,7 +66,7 @@ Reports, in hot code, operations that make the host wait for the accelerator:
   `format()`, `%` and `.format()` formatting.
 
 Hot code is the body of a step loop (a loop that calls `.backward()`, an
-optimizer's or scheduler's `.step()`, `zero_grad()`, or a model forward,
+optimizer's `.step()` (not a scheduler's), `zero_grad()`, or a model forward,
 directly or through project functions), a function named in `hot-functions`
 (`train_step`, `training_step`, `forward` of an `nn.Module`, ...), a forward
 helper of an `nn.Module` (`_forward`, `forward_*`, `*_forward`), the
@@ -77,9 +79,23 @@ Code that does not run every step is not hot:
 
 - under `if step % N == 0:` (a deliberate, amortised sync);
 - once-only code: under `if step == 1:`, `if self.step - loaded_step == 1:`,
-  `if batch_idx == 0:` (a step counter compared for equality), a first-step
-  flag (`if first_step:`, `if self._first:`), `if not self._initialized:`,
-  and `or` of such tests (`if batch_idx == 0 or batch_idx % N == 0:`);
+  `if batch_idx == 0:` (a step counter compared for equality), the last
+  iteration (`if i == len(loader) - 1:`, `if epoch == num_epochs - 1:`), a
+  first- or last-step flag (`if first_step:`, `if self._first:`, `if
+  last_step:`), `if not self._initialized:`, and `or` of such tests (`if
+  batch_idx == 0 or batch_idx % N == 0:`);
+- after a test that skips most steps: `if step % N: continue`, `if step !=
+  capture_step or done: return` (an `or` fails only where each operand
+  fails), `if step - last_step < interval: return` (a step difference below an
+  interval), and `if step % N == 0: ... else: return`;
+- under a test that names a periodic event: a name with one of the words
+  `log`, `logging`, `eval`, `evaluate`, `evaluation`, `validate`, `validation`,
+  `save`, `checkpoint`, `ckpt`, `report`, `interval`, `every`, `print`,
+  `profile`, `profiling` (`if self.should_log(step):`, `if is_eval_step:`,
+  `if do_checkpoint:`), unless the name also counts or measures something
+  (`num_eval`, `eval_count`, `eval_loss`, `log_probs`: words such as `num`,
+  `count`, `total`, `sum`, `mean`, `len`, `loss`, `mask`, `tokens`, `size`,
+  `probs`), which may hold on every step;
 - a `raise` statement and an `assert`'s message: they run only when
   something already failed (the `assert`'s test itself runs every time).
 
@@ -104,12 +120,8 @@ Not reported, because the host needs the value or nothing waits:
 - moving a model or module (`model.to("cpu")`): not a read of a value;
 - `x.to("cpu", non_blocking=True)`: the copy is queued and the host moves on.
 
-Off by default (`extend-select = ["RNK201"]`): in a sample of its findings on
-the review corpus, 43% are syncs the code needs (a stop-token check in
-generation, `max_seqlen` for an attention kernel, output sizes, data-dependent
-routing), which a linter cannot tell from avoidable ones (40%). Turn it on
-for a training loop you are tuning, and mark the necessary syncs with
-`# noqa: RNK201`.
+Not reported either: code of a Ray driver, whose values are what the workers
+sent back, on the host (see "Evidence and confidence").
 """
     why = """\
 An accelerator runs ahead of the Python host: kernels are queued and the host
@@ -145,8 +157,53 @@ the same function; a value read after a broadcast or a MAX/MIN reduction is
 never reported, even where it is only logged. Host tensors are followed
 through names and `self.` attributes assigned in the same function
 (`self.it = self.it.cpu()`), not through attributes set in `__init__`.
-Tensors that stay on the host only because a process never moves them (a
-driver's batches) are not recognised.
+Tensors that stay on the host only because a process never moves them are
+recognised only in a Ray driver (below); a DataLoader's batch read before it
+is moved to the device is taken for a device tensor by explicit syncs.
+
+What a value is for is read from where the sync stands: a test, a
+comparison, `int()`, `range()`, an index or slice bound, a keyword argument
+named like a size (`max_seqlen=`), or an assignment to a name of a size or a
+position (`max_len = ...`, `seq_start = ...`). A value assigned to another
+name and tested later (`n = x.sum().item()`, then `if n > 0:`) is read as
+logged: high.
+
+A Ray driver is a class decorated `@ray.remote(...)` with arguments and no
+`num_gpus` (or `num_gpus=0`), or a class or function that calls `ray.get(...)`:
+there `.item()`, `.tolist()`, masks and `nonzero` are not reported on values
+not known to be device tensors. A bare `@ray.remote` says nothing (GPUs may
+come with `.options(num_gpus=...)`). A loop of a module that imports Ray and
+steps only through other objects' hot-named methods (`self.critic.train_step(batch)`)
+is a driver loop, low. A function reached from a driver loop and from a
+training loop is judged by the first that reaches it.
+"""
+    tiers = """\
+Each finding records what the sync reads (**source**) and why its code runs
+every step (**reach**); the tier is the weaker of the two.
+
+- **source**: `value-read` (high): a value read to log, keep or return
+  (`total += loss.item()`, `print(f"{loss}")`); `synchronize` (medium):
+  `torch.cuda.synchronize()`, often a timing measurement; `host-decision`
+  (low): the value decides host control flow or a size: a truth test, a
+  comparison, `int()`, an index or slice bound, `range()`, a keyword named
+  like a size, an assignment to a name of a size or position, and
+  data-dependent shapes (`nonzero`, `x[mask]`). Such syncs are often ones the
+  program needs (a stop check, `max_seqlen` for a kernel, split sizes), which
+  a reader of the line alone cannot tell from avoidable ones.
+- **reach**: `training-loop` (high): a step loop that trains (`backward()`,
+  an optimizer step, `zero_grad()`, a training-step function);
+  `named-function`, `compiled-function`, `marked-function` (high): a function
+  named like a training step (`train_step`, `compute_loss` of a `Trainer`),
+  compiled, or marked `# ranklint: hot`; `inference-loop`, `module-forward`,
+  `inference-function` (medium): a loop that only runs a model, a module's
+  forward, or a function named for evaluation or generation
+  (`validation_step`, `predict_step`, `generate_step`), where syncs are often
+  needed (a stop-token check, token ids to decode); `driver-loop` (low): a
+  loop of a Ray program that only dispatches its steps to other objects.
+
+The default run shows avoidable reads in training code; `--confidence
+medium` adds forward and inference code and `synchronize()`, `--confidence
+low` the host decisions and Ray driver loops.
 """
     valid = (
         """
@@ -295,7 +352,7 @@ driver's batches) are not recognised.
             loss = F.cross_entropy(model(batch), target)
             loss.backward()
             optimizer.step()
-            if loss > 10:  # expect: RNK201
+            if loss > 10:  # expect: RNK201(low)
                 print("diverging")
             return float(loss)  # expect: RNK201
         """,
@@ -305,9 +362,9 @@ driver's batches) are not recognised.
 
         class Head(torch.nn.Module):
             def forward(self, x: torch.Tensor):
-                keep = x[x > 0]  # expect: RNK201
-                idx = torch.nonzero(x)  # expect: RNK201
-                return keep.to("cpu"), idx  # expect: RNK201
+                keep = x[x > 0]  # expect: RNK201(low)
+                idx = torch.nonzero(x)  # expect: RNK201(low)
+                return keep.to("cpu"), idx  # expect: RNK201(medium)
         """,
         """
         import torch
@@ -315,7 +372,7 @@ driver's batches) are not recognised.
 
         @torch.compile
         def step(x: torch.Tensor):
-            torch.cuda.synchronize()  # expect: RNK201
+            torch.cuda.synchronize()  # expect: RNK201(medium)
             return x.cpu().numpy()  # expect: RNK201
         """,
         """
@@ -333,14 +390,56 @@ driver's batches) are not recognised.
                     loss = model(batch).mean()
                     loss.backward()
                     optimizer.step()
-                    ok = bool(loss < 1) and not loss.isnan()  # expect: RNK201, RNK201
+                    ok = bool(loss < 1) and not loss.isnan()  # expect: RNK201(low), RNK201(low)
                     step += 1
         """,
     )
 
     @classmethod
     def check_project(cls, project: ProjectFacts) -> Iterable[ProjectFinding]:
-        return hot_cost_findings(project, frozenset(_SYNCS), _describe)
+        return hot_cost_findings(project, frozenset(_SYNCS), _describe, _evidence)
+
+
+def _evidence(hot: HotCost) -> Evidence:
+    return Evidence(source=_source_link(hot.cost), reach=_reach_link(hot.region))
+
+
+def _source_link(cost: HostCost) -> Link:
+    """What the sync reads, and whether its value decides something on the host."""
+    shown = f"`{cost.text}`"
+    if cost.decides:
+        return Link("host-decision", f"{shown} decides host control flow or a size", LOW)
+    if cost.kind is CostKind.SYNCHRONIZE:
+        return Link("synchronize", f"{shown} (often a timing measurement)", MEDIUM)
+    return Link("value-read", f"{shown} reads a value to log, keep or return", HIGH)
+
+
+def _reach_link(region: HotRegion) -> Link:
+    """Why the code runs every step: a training step is sure, a forward or inference
+    step often needs its syncs (a stop-token check, a kernel's `max_seqlen`)."""
+    shown = f"`{region.function}`"
+    through = f", through {len(region.chain)} call(s)" if region.chain else ""
+    reason = region.reason
+    if reason is None:
+        if region.driver:
+            return Link(
+                "driver-loop",
+                f"a loop of {shown} in a Ray program dispatches its steps (`{region.marker}`): "
+                f"its values are results on the host{through}",
+                LOW,
+            )
+        if region.training:
+            return Link(
+                "training-loop", f"a step loop of {shown} calls `{region.marker}`{through}", HIGH
+            )
+        return Link(
+            "inference-loop", f"a loop of {shown} runs a model: `{region.marker}`{through}", MEDIUM
+        )
+    if reason.kind is HotKind.MODULE_FORWARD:
+        return Link("module-forward", f"{shown} is a module's forward{through}", MEDIUM)
+    if reason.kind is HotKind.NAMED and not trains(reason, region.function):
+        return Link("inference-function", f"{shown} evaluates or generates{through}", MEDIUM)
+    return Link(f"{reason.kind.value}-function", f"{shown}{through}", HIGH)
 
 
 def _describe(cost: HostCost) -> Description:

@@ -7,8 +7,9 @@ from collections.abc import Callable, Iterator
 from ranklint.analysis.callgraph import Hop
 from ranklint.analysis.events import CostKind, HostCost, HotKind, HotReason
 from ranklint.analysis.hot_markers import FORWARD_HELPER, TRAINER_HOOK
-from ranklint.analysis.hot_regions import HotRegion
+from ranklint.analysis.hot_regions import HotCost, HotRegion
 from ranklint.analysis.project import ProjectFacts
+from ranklint.findings import Evidence
 from ranklint.rules.base import ProjectFinding
 
 # (label for the call chain, what the code does, how to fix it)
@@ -24,8 +25,12 @@ def hot_cost_findings(
     project: ProjectFacts,
     kinds: frozenset[CostKind],
     describe: Callable[[HostCost], Description],
+    evidence: Callable[[HotCost], Evidence] | None = None,
 ) -> Iterator[ProjectFinding]:
-    """A finding at each host cost of one of ``kinds`` in hot code: ``{text}, every step: ...``."""
+    """A finding at each host cost of one of ``kinds`` in hot code: ``{text}, every step: ...``.
+
+    ``evidence``: why a finding believes it (None: certain, high).
+    """
     for hot in project.hot_costs:
         cost = hot.cost
         if cost.kind not in kinds:
@@ -37,7 +42,14 @@ def hot_cost_findings(
             where = where.replace("it is in", "it is reached from", 1) + ": {chain}"
         chain = (*region.chain, Hop(hot.path, cost.site, label))
         message = f"{text}, every step: {where}; {advice}"
-        yield ProjectFinding(hot.path, cost.site, message, chain, anchor=-1)
+        yield ProjectFinding(
+            hot.path,
+            cost.site,
+            message,
+            chain,
+            anchor=-1,
+            evidence=None if evidence is None else evidence(hot),
+        )
 
 
 def _where(region: HotRegion) -> str:

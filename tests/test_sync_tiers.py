@@ -1,0 +1,538 @@
+"""RNK201's evidence and tiers, Ray drivers, host copies and periodic names (issue 37).
+
+What a sync's value is for (analysis/host_uses.py), why its code is hot
+(analysis/hot_regions.py ``HotRegion.training`` and ``trains``), and the tier
+that gives (rules/hot_path/host_sync_in_hot_path.py).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from ranklint import Config, lint_source
+from ranklint.analysis.events import HotKind, HotReason
+from ranklint.analysis.hot_markers import TRAINER_HOOK
+from ranklint.analysis.hot_regions import trains
+from ranklint.findings import Finding
+from tests.conftest import findings_of
+
+TRAIN_LOOP = """\
+import torch
+
+
+def train(model, loader, optimizer, n, x: torch.Tensor):
+    for batch in loader:
+        loss = model(batch).mean()
+        loss.backward()
+        optimizer.step()
+{body}
+"""
+
+
+def _train(body: str) -> list[Finding]:
+    lines = textwrap.indent(textwrap.dedent(body).strip("\n"), " " * 8)
+    return findings_of(TRAIN_LOOP.format(body=lines), select=("RNK201",))
+
+
+def _tiers(body: str) -> list[tuple[int, str]]:
+    """(line within ``body``, confidence) of each RNK201 finding in a training loop."""
+    return [(f.line - 8, f.confidence.value) for f in _train(body)]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # Values read to log, keep or return: avoidable, the default tier.
+        ("total = loss.item()", [(1, "high")]),
+        ("print(f'{loss}')", [(1, "high")]),
+        ("history.append(float(loss))", [(1, "high")]),
+        ("pbar.set_postfix(loss=loss.item())", [(1, "high")]),
+        ("max_reward = x.max().item()", [(1, "high")]),
+        ("nan_count = x.isnan().sum().item()", [(1, "high")]),
+        # Values that decide control flow or a size: often needed, low.
+        ("if loss > 5:\n    pass", [(1, "low")]),
+        ("if loss.item() > 5:\n    pass", [(1, "low")]),
+        ("while x.any():\n    pass", [(1, "low")]),
+        ("stop = loss.item() > 5", [(1, "low")]),
+        ("k = int(x.sum())", [(1, "low")]),
+        ("k = int(x.sum().item())", [(1, "low")]),
+        ("y = x[: n.item()]", [(1, "low")]),
+        ("y = x[n.item()]", [(1, "low")]),
+        ("y = x[1 : n.item() + 1]", [(1, "low")]),
+        ("for i in range(n.item() + 1):\n    pass", [(1, "low")]),
+        ("y = model(x, max_seqlen=x.max().item())", [(1, "low")]),
+        ("y = model(x, num_tokens=x.sum().item())", [(1, "low")]),
+        ("max_len = x.max().item()", [(1, "low")]),
+        ("self.seq_len = x.max().item() + 1", [(1, "low")]),
+        ("seq_start = x[0].item()", [(1, "low")]),
+        ("keep = x[x > 0]", [(1, "low")]),
+        ("idx = torch.nonzero(x)", [(1, "low")]),
+        # A keyword that is not a size is a read.
+        ("y = log(x, value=x.max().item())", [(1, "high")]),
+        # A synchronize is medium: often a timing measurement.
+        ("torch.cuda.synchronize()", [(1, "medium")]),
+    ],
+)
+def test_a_sync_in_a_training_loop_is_tiered_by_what_its_value_is_for(
+    body: str, expected: list[tuple[int, str]]
+) -> None:
+    assert _tiers(body) == expected
+
+
+def test_a_sync_records_its_source_and_reach_as_evidence() -> None:
+    (read,) = _train("total = loss.item()")
+    (decision,) = _train("if loss > 5:\n    pass")
+
+    assert read.evidence is not None
+    assert decision.evidence is not None
+    assert read.evidence.source is not None
+    assert read.evidence.reach is not None
+    assert (read.evidence.source.kind, read.evidence.reach.kind) == (
+        "value-read",
+        "training-loop",
+    )
+    assert decision.evidence.source is not None
+    assert decision.evidence.source.kind == "host-decision"
+    assert "`loss > 5`" in decision.evidence.source.detail
+
+
+def test_the_default_run_reports_only_the_high_tier() -> None:
+    body = "        total = loss.item()\n        if loss > 5:\n            pass"
+    source = TRAIN_LOOP.format(body=body)
+
+    default = lint_source(source, "snippet.py", Config(select=("RNK201",)))
+
+    assert [(f.line, f.confidence.value) for f in default.findings] == [(9, "high")]
+
+
+def _reach(source: str) -> list[tuple[str | None, str]]:
+    return [
+        (f.evidence.reach.kind if f.evidence and f.evidence.reach else None, f.confidence.value)
+        for f in findings_of(source, select=("RNK201",))
+    ]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (
+            """
+            def generate(model, ids):
+                for _ in range(8):
+                    ids = model(ids)
+                    print(ids.item())
+            """,
+            [("inference-loop", "medium")],
+        ),
+        (
+            """
+            import torch
+
+
+            class Head(torch.nn.Module):
+                def forward(self, x: torch.Tensor):
+                    return x.sum().item()
+            """,
+            [("module-forward", "medium")],
+        ),
+        (
+            """
+            import torch
+
+
+            def predict_step(model, x: torch.Tensor):
+                return x.sum().item()
+            """,
+            [("inference-function", "medium")],
+        ),
+        (
+            """
+            import torch
+
+
+            def train_step(model, x: torch.Tensor):
+                return x.sum().item()
+            """,
+            [("named-function", "high")],
+        ),
+        (
+            """
+            import torch
+
+
+            @torch.compile
+            def step(x: torch.Tensor):
+                return x.sum().item()
+            """,
+            [("compiled-function", "high")],
+        ),
+        (
+            """
+            import torch
+
+
+            def rollout(x: torch.Tensor):  # ranklint: hot
+                return x.sum().item()
+            """,
+            [("marked-function", "high")],
+        ),
+        (
+            """
+            import torch
+
+
+            @torch.compile
+            def pick(x: torch.Tensor):
+                return x.argmax()
+
+
+            def generate(ids: torch.Tensor):
+                for _ in range(8):
+                    ids = pick(ids)
+                    print(ids.item())
+            """,
+            [("inference-loop", "medium")],
+        ),
+        (
+            """
+            def train_step(model, batch):
+                return model(batch).mean()
+
+
+            def fit(model, loader):
+                for batch in loader:
+                    loss = train_step(model, batch)
+                    print(loss.item())
+            """,
+            [("training-loop", "high")],
+        ),
+        (
+            """
+            def log(loss):
+                print(loss.item())
+
+
+            def fit(model, loader, optimizer):
+                for batch in loader:
+                    loss = model(batch)
+                    loss.backward()
+                    optimizer.step()
+                    log(loss)
+            """,
+            [("training-loop", "high")],
+        ),
+    ],
+    ids=[
+        "generation-loop",
+        "forward",
+        "predict-step",
+        "train-step",
+        "compiled",
+        "marked",
+        "loop-calling-a-compiled-function",
+        "loop-calling-a-train-step",
+        "chain-from-a-training-loop",
+    ],
+)
+def test_the_reach_of_a_sync_says_whether_its_code_trains(
+    source: str, expected: list[tuple[str, str]]
+) -> None:
+    assert _reach(source) == expected
+
+
+@pytest.mark.parametrize(
+    ("reason", "name", "expected"),
+    [
+        (HotReason(HotKind.NAMED), "train_step", True),
+        (HotReason(HotKind.NAMED), "Trainer.training_step", True),
+        (HotReason(HotKind.NAMED, TRAINER_HOOK), "MyTrainer.compute_loss", True),
+        (HotReason(HotKind.NAMED, TRAINER_HOOK), "MyTrainer.prediction_step", False),
+        (HotReason(HotKind.NAMED), "validation_step", False),
+        (HotReason(HotKind.NAMED), "Model.eval_step", False),
+        (HotReason(HotKind.NAMED), "generate_step", False),
+        (HotReason(HotKind.NAMED), "rollout_step", False),
+        (HotReason(HotKind.MODULE_FORWARD), "Net.forward", False),
+        (HotReason(HotKind.COMPILED, "torch.compile"), "train_step", False),
+        (HotReason(HotKind.MARKED), "train_step", False),
+    ],
+)
+def test_only_a_function_named_like_a_training_step_trains(
+    reason: HotReason, name: str, expected: bool
+) -> None:
+    assert trains(reason, name) is expected
+
+
+# -- Ray drivers: values the workers sent back are on the host ----------------
+
+RAY_DRIVER = """
+import ray
+import torch
+
+
+{decorator}
+class Trainer:
+    def fit(self, model, loader, optimizer):
+        for batch in loader:
+            loss = model(batch)
+            loss.backward()
+            optimizer.step()
+            out = self.results
+            print(out["x"].mean().item())
+            mask = out["m"]
+            kept = out["x"][mask.nonzero()]
+            on_gpu = torch.zeros(3, device="cuda")
+            print(on_gpu.sum().item())
+"""
+
+
+@pytest.mark.parametrize(
+    ("decorator", "expected"),
+    [
+        # A CPU-only actor: only the tensor it made on a device syncs.
+        ("@ray.remote(num_cpus=1)", [18]),
+        ("@ray.remote(num_cpus=1, num_gpus=0)", [18]),
+        ("@ray.remote(num_gpus=0.0)", [18]),
+        # A GPU actor, or an actor whose GPUs may come with `.options(...)`.
+        ("@ray.remote(num_gpus=1)", [14, 16, 18]),
+        ("@ray.remote(num_cpus=1, num_gpus=gpus)", [14, 16, 18]),
+        ("@ray.remote", [14, 16, 18]),
+        ("", [14, 16, 18]),
+    ],
+)
+def test_a_cpu_only_ray_actor_reads_host_values(decorator: str, expected: list[int]) -> None:
+    found = findings_of(RAY_DRIVER.format(decorator=decorator), select=("RNK201",))
+
+    assert [f.line for f in found] == expected
+
+
+def test_a_class_or_function_that_fetches_results_with_ray_get_is_a_driver() -> None:
+    source = """
+    import ray
+    import torch
+
+
+    class Driver:
+        def fit(self, model, loader, optimizer, workers):
+            for batch in loader:
+                loss = model(batch)
+                loss.backward()
+                optimizer.step()
+                out = ray.get([w.step.remote(batch) for w in workers])
+                print(out[0].mean().item())
+
+
+    def run(model, loader, optimizer, workers):
+        for batch in loader:
+            loss = model(batch)
+            loss.backward()
+            optimizer.step()
+            out = ray.get(workers[0].step.remote(batch))
+            print(out.mean().item())
+            print(loss.item())
+
+
+    def worker(model, loader, optimizer):
+        for batch in loader:
+            loss = model(batch)
+            loss.backward()
+            optimizer.step()
+            print(batch.mean().item())
+    """
+
+    found = findings_of(source, select=("RNK201",))
+
+    # `loss` is known to be a device tensor (a model's output) even in a driver.
+    assert [f.line for f in found] == [23, 31]
+
+
+def test_ray_get_means_nothing_without_import_ray() -> None:
+    source = """
+    class ray:
+        @staticmethod
+        def get(x):
+            return x
+
+
+    def fit(model, loader, optimizer):
+        for batch in loader:
+            loss = model(batch)
+            loss.backward()
+            optimizer.step()
+            out = ray.get(batch)
+            print(out.mean().item())
+    """
+
+    assert [f.line for f in findings_of(source, select=("RNK201",))] == [14]
+
+
+# -- host copies, legacy constructors -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("labels = x.detach().cpu()\nrows = [r[r != -100].tolist() for r in labels]", [1]),
+        ("labels = x.cpu()\nfor r in labels:\n    r.tolist()", [1]),
+        ("rows = {i: r.tolist() for i, r in enumerate(x.cpu())}", [1, 1]),
+        ("rows = [r.tolist() for r in torch.arange(4)]", []),
+        ("v = torch.Tensor([1.0, 2.0]).to(dtype=torch.int32, device='cpu')", []),
+        ("v = torch.LongTensor([1, 2]).tolist()", []),
+        ("v = torch.FloatTensor([1.0]).item()", []),
+        # A comprehension's target is its own: the name outside keeps its kind.
+        ("r = x * 2\nrows = [r.tolist() for r in x.cpu()]\nprint(float(r))", [2, 3]),
+    ],
+)
+def test_rows_of_a_host_copy_and_legacy_constructors_are_on_the_host(
+    body: str, expected: list[int]
+) -> None:
+    assert [line for line, _ in _tiers(body)] == expected
+
+
+# -- periodic and once-only tests ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("test", "reported"),
+    [
+        # Names of a count or a value are not periodic events.
+        ("num_valid > 0", True),
+        ("valid", True),
+        ("eval_count > 0", True),
+        ("self.num_eval_samples", True),
+        ("eval_loss < best", True),
+        # Names of a periodic event.
+        ("is_eval_step", False),
+        ("self.should_log(step)", False),
+        ("do_checkpoint", False),
+        ("validation_due", False),
+        # The last iteration of a loop.
+        ("i == len(loader) - 1", False),
+        ("epoch == num_epochs - 1", False),
+        ("len(loader) - 1 == i", False),
+        ("i == self.max_iters - 1", False),
+        # Not the last iteration: a bound alone, or a difference of other names.
+        ("i == len(loader)", True),
+        ("i == world_size - 1", True),
+        ("num_steps - 1 == n", False),
+        ("x.sum() == num_steps - 1", True),
+    ],
+)
+def test_a_branch_is_periodic_only_when_its_test_names_an_event_or_the_last_step(
+    test: str, reported: bool
+) -> None:
+    found = _tiers(f"if {test}:\n    history.append(loss.item())")
+
+    assert ((2, "high") in found) is reported
+
+
+# -- Ray driver loops: steps dispatched to worker groups -----------------------
+
+DRIVER_LOOP = """
+{imports}
+
+
+class Pipeline:
+    def run(self, batches):
+        for batch in batches:
+            {step}
+            out = self.actor.train_step(batch)
+            print(out.loss.item())
+"""
+
+
+@pytest.mark.parametrize(
+    ("imports", "step", "expected"),
+    [
+        # A Ray program whose loop only dispatches steps: a driver.
+        ("import ray", "self.critic.train_step(batch)", ("driver-loop", "low")),
+        ("from ray.util import queue", "pass", ("driver-loop", "low")),
+        # Without Ray the object may train in this process.
+        ("import torch", "pass", ("training-loop", "high")),
+        # A loop that also trains itself is no driver.
+        ("import ray", "batch.loss.backward()", ("training-loop", "high")),
+        ("import ray", "self.optimizer.step()", ("training-loop", "high")),
+    ],
+)
+def test_a_ray_loop_that_only_dispatches_its_steps_is_a_low_driver_loop(
+    imports: str, step: str, expected: tuple[str, str]
+) -> None:
+    source = DRIVER_LOOP.format(imports=imports, step=step)
+
+    assert _reach(source) == [expected]
+
+
+def test_a_function_called_from_a_driver_loop_is_low_too() -> None:
+    source = """
+    import ray
+
+
+    def log(out):
+        print(out.mean().item())
+
+
+    def run(workers, batches):
+        for batch in batches:
+            out = workers.train_step(batch)
+            log(out)
+    """
+
+    assert _reach(source) == [("driver-loop", "low")]
+
+
+@pytest.mark.parametrize(
+    ("guard", "reported"),
+    [
+        # `or` fails only where both operands fail: once-only when one does so.
+        ("if step != capture_step or state is not None:\n    return", False),
+        ("if state is not None or step != capture_step:\n    return", False),
+        ("if state is not None or ready:\n    return", True),
+        # A step difference below an interval: all but one step in each interval.
+        ("if step - self.last_step < interval:\n    return", False),
+        ("if step - self.last_step <= interval:\n    return", False),
+        ("if step - self.last_step >= interval:\n    pass\nelse:\n    return", False),
+        ("if step - self.last_step == interval:\n    return", True),
+        ("if self.total - step < interval:\n    return", True),
+        ("if step - self.last_step > interval:\n    return", True),
+    ],
+)
+def test_a_helper_whose_guard_returns_on_most_steps_is_not_hot(guard: str, reported: bool) -> None:
+    lines = textwrap.indent(guard, "    ")
+    source = f"""
+import torch
+
+
+def maybe_log(step, x: torch.Tensor):
+{lines}
+    print(x.sum().item())
+
+
+def train(model, loader, optimizer, x: torch.Tensor):
+    for step, batch in enumerate(loader):
+        loss = model(batch)
+        loss.backward()
+        optimizer.step()
+        maybe_log(step, x)
+"""
+
+    assert bool(findings_of(source, select=("RNK201",))) is reported
+
+
+@pytest.mark.parametrize(
+    ("test", "reported"),
+    [
+        ("last_step", False),
+        ("is_last_step", False),
+        ("self.final_iteration", False),
+        ("last_step or step % 250 == 0", False),
+        ("is_last", True),
+        ("last", True),
+        ("is_last_microbatch", True),
+        ("last_loss", True),
+    ],
+)
+def test_a_last_step_flag_holds_on_one_step(test: str, reported: bool) -> None:
+    found = _tiers(f"if {test}:\n    history.append(loss.item())")
+
+    assert ((2, "high") in found) is reported
