@@ -8,6 +8,7 @@ that gives (rules/hot_path/host_sync_in_hot_path.py).
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 
 import pytest
 
@@ -536,3 +537,69 @@ def test_a_last_step_flag_holds_on_one_step(test: str, reported: bool) -> None:
     found = _tiers(f"if {test}:\n    history.append(loss.item())")
 
     assert ((2, "high") in found) is reported
+
+
+# -- edges of what decides and of Ray drivers (mutant-killing) ------------------
+
+
+def test_a_shadowed_int_or_range_takes_no_host_size() -> None:
+    source = TRAIN_LOOP.replace("import torch\n", "import torch\nfrom mylib import range\n")
+    lines = "        for i in range(n.item()):\n            pass"
+
+    (found,) = findings_of(source.format(body=lines), select=("RNK201",))
+
+    assert found.confidence.value == "high"
+
+
+@pytest.mark.parametrize(("depth", "expected"), [(8, "low"), (9, "high")])
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        lambda inner: f"{inner} + 1",
+        lambda inner: f"1 + ({inner})",
+        lambda inner: f"-({inner})",
+    ],
+    ids=["left-operand", "right-operand", "unary-minus"],
+)
+def test_arithmetic_around_a_size_is_followed_eight_operations_deep(
+    wrap: Callable[[str], str], depth: int, expected: str
+) -> None:
+    bound = "n.item()"
+    for _ in range(depth):
+        bound = wrap(bound)
+
+    assert _tiers(f"for i in range({bound}):\n    pass") == [(1, expected)]
+    assert _tiers(f"max_len = {bound}") == [(1, expected)]
+
+
+def test_a_negated_size_decides_but_a_not_is_a_truth_value() -> None:
+    assert _tiers("for i in range(-n.item()):\n    pass") == [(1, "low")]
+    assert _tiers("for i in range(not n.item()):\n    pass") == [(1, "high")]
+
+
+def test_a_ray_actor_decorator_is_found_below_other_decorators() -> None:
+    source = RAY_DRIVER.format(decorator="@functools.cache\n@ray.remote(num_cpus=1)")
+
+    source = source.replace("import ray", "import functools\nimport ray")
+    found = findings_of(source, select=("RNK201",))
+
+    assert [f.line for f in found] == [20]
+
+
+@pytest.mark.parametrize(("filler", "driver"), [(10, True), (1500, True), (4000, False)])
+def test_a_ray_get_is_looked_for_within_a_budget_of_nodes(filler: int, driver: bool) -> None:
+    # The scan walks from the end of the body: a `ray.get` on its first line is
+    # reached last, and not at all past the budget.
+    padding = "".join(f"        y{i} = {i}\n" for i in range(filler))
+    source = (
+        "import ray\n\n\nclass Driver:\n    def fit(self, model, loader, optimizer):\n"
+        "        ref = ray.get(self.ref)\n"
+        f"{padding}"
+        "        for batch in loader:\n            loss = model(batch)\n"
+        "            loss.backward()\n            optimizer.step()\n"
+        "            print(self.results.mean().item())\n"
+    )
+
+    found = findings_of(source, select=("RNK201",))
+
+    assert (found == []) is driver
