@@ -55,6 +55,8 @@ def _tiers(body: str) -> list[tuple[int, str]]:
         # Values that decide control flow or a size: often needed, low.
         ("if loss > 5:\n    pass", [(1, "low")]),
         ("if loss.item() > 5:\n    pass", [(1, "low")]),
+        ("if x.all().item():\n    pass", [(1, "low")]),
+        ("while x.any().item():\n    pass", [(1, "low")]),
         ("while x.any():\n    pass", [(1, "low")]),
         ("stop = loss.item() > 5", [(1, "low")]),
         ("k = int(x.sum())", [(1, "low")]),
@@ -402,6 +404,9 @@ def test_rows_of_a_host_copy_and_legacy_constructors_are_on_the_host(
         ("valid", True),
         ("eval_count > 0", True),
         ("self.num_eval_samples", True),
+        ("eval_tokens", True),
+        ("log_mask", True),
+        ("eval_size", True),
         ("eval_loss < best", True),
         # Names of a periodic event.
         ("is_eval_step", False),
@@ -413,6 +418,7 @@ def test_rows_of_a_host_copy_and_legacy_constructors_are_on_the_host(
         ("epoch == num_epochs - 1", False),
         ("len(loader) - 1 == i", False),
         ("i == self.max_iters - 1", False),
+        ("i == len(loader) - offset", False),
         # Not the last iteration: a bound alone, or a difference of other names.
         ("i == len(loader)", True),
         ("i == world_size - 1", True),

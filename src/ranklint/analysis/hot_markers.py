@@ -352,11 +352,7 @@ _BOUND_WORDS = frozenset({"num", "last", "final", "total", "max"})
 
 def _is_last_of_loop(node: cst.BaseExpression) -> bool:
     """``len(loader) - 1``, ``num_epochs - 1``: the last iteration's index."""
-    if not (
-        isinstance(node, cst.BinaryOperation)
-        and isinstance(node.operator, cst.Subtract)
-        and isinstance(node.right, cst.Integer)
-    ):
+    if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract)):
         return False
     node = node.left
     if isinstance(node, cst.Call):
