@@ -7,8 +7,11 @@ that gives (rules/hot_path/host_sync_in_hot_path.py).
 
 from __future__ import annotations
 
+import importlib.util
 import textwrap
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -17,7 +20,7 @@ from ranklint.analysis.events import HotKind, HotReason
 from ranklint.analysis.hot_markers import TRAINER_HOOK
 from ranklint.analysis.hot_regions import trains
 from ranklint.findings import Finding
-from tests.conftest import findings_of
+from tests.conftest import REPO_ROOT, findings_of
 
 TRAIN_LOOP = """\
 import torch
@@ -609,3 +612,47 @@ def test_a_ray_get_is_looked_for_within_a_budget_of_nodes(filler: int, driver: b
     found = findings_of(source, select=("RNK201",))
 
     assert (found == []) is driver
+
+
+# -- the GPU check of issue 37 (bench/gpu_sync_check.py), its CPU half ----------
+
+
+def _gpu_check() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "gpu_sync_check", REPO_ROOT / "bench" / "gpu_sync_check.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_gpu_check_program_is_reported_on_exactly_its_sync_lines(tmp_path: Path) -> None:
+    check = _gpu_check()
+    path = tmp_path / "loop.py"
+    path.write_text(check.PROGRAM, encoding="utf-8")
+    expected = check.expected_lines(check.PROGRAM)
+
+    reported = check.reported_lines(path)
+
+    assert sorted(reported) == sorted(line for line, syncs in expected.items() if syncs)
+    assert len(expected) == 10
+
+
+def test_the_gpu_check_flags_each_line_where_ranklint_the_gpu_or_the_mark_disagree() -> None:
+    rows = _gpu_check().compare({1: True, 2: False, 3: True, 4: False}, {1, 4}, {1, 3})
+
+    assert [row.startswith("!") for row in rows] == [False, False, True, True]
+
+
+def test_the_gpu_check_without_a_cuda_device_runs_nothing_and_exits_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present: the check would run")
+
+    assert _gpu_check().main() == 2
+    assert "needs a CUDA device" in capsys.readouterr().err
