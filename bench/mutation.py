@@ -342,6 +342,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # protocols, flags restating a rank test, RNK101 in entry scripts).
     "protocols": (
         (
+            "analysis/creations.py",
             "analysis/flags.py",
             "analysis/leaves.py",
             "analysis/arguments.py",

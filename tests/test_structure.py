@@ -192,6 +192,75 @@ def test_file_summary_is_the_same_whatever_rules_are_selected() -> None:
     assert one_rule == every_rule
 
 
+# A launched script (module-level `sys.exit`) that creates a group at import
+# time, gathers objects, and trains: every kind of fact a rule could be
+# tempted to write.
+_SCRIPT_PROBE = """
+import sys
+
+import torch.distributed as dist
+
+dist.init_process_group("nccl")
+group = dist.new_group([0, 1])
+objects = [None] * dist.get_world_size()
+dist.all_gather_object(objects, dist.get_rank())
+
+
+def train(model, loader, optimizer):
+    for batch in loader:
+        loss = model(batch).mean()
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+
+
+sys.exit(train(None, [], None))
+"""
+
+
+@pytest.mark.parametrize(
+    "select", [("RNK301",), ("RNK101",), ("RNK201",), ("RNK102", "RNK105"), ("RNK113",)]
+)
+def test_a_launched_scripts_summary_is_the_same_whatever_rules_are_selected(
+    select: tuple[str, ...],
+) -> None:
+    def summary_under(codes: tuple[str, ...]) -> object:
+        result = Linter(Config(select=codes)).lint_source(_SCRIPT_PROBE, "launch.py")
+        assert result.errors == []
+        return result.summary
+
+    every_rule = summary_under(("ALL",))
+
+    assert every_rule is not None
+    assert every_rule.deferred_creations  # type: ignore[attr-defined]
+    assert summary_under(select) == every_rule
+
+
+# What the fact builder and the walk's shared state offer for writing.
+_FACT_WRITERS = re.compile(
+    r"\bfacts\.(enter_function|leave_function|enter_class|leave_class|call|property_read|"
+    r"exit|host_cost|record_site|returned|begin_branch|switch_arm|end_branch|rank_exit_seen|"
+    r"begin_loop|end_loop|begin_opaque|end_opaque|record_import|defer_creation)\("
+)
+_STATE_WRITE = re.compile(r"\bctx\.(rank|calls|facts|tensors|names)\.\w+\s*=[^=]")
+
+
+def _lines_matching(folder: str, pattern: re.Pattern[str]) -> list[str]:
+    return [
+        f"{path.relative_to(PACKAGE)}:{number}"
+        for path in sorted((PACKAGE / folder).rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+
+
+def test_rules_never_write_facts_and_nothing_patches_analysis_state_after_construction() -> None:
+    # The walker (engine) drives the fact builder; rules only read what it built.
+    assert _lines_matching("rules", _FACT_WRITERS) == []
+    assert _lines_matching("rules", _STATE_WRITE) == []
+    assert _lines_matching("engine", _STATE_WRITE) == []
+
+
 def test_summary_records_costs_mesh_and_collectives_of_the_probe() -> None:
     summary = _summary_under(("RNK301",))
 

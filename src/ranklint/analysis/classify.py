@@ -42,6 +42,7 @@ class CallClassifier:
         extra: dict[str, CallSpec],
         extra_methods: dict[str, CallSpec],
         scan: Callable[[], FunctionScan | None] = lambda: None,
+        source: str = "",
     ) -> None:
         self.names = names
         self.extra = extra
@@ -50,8 +51,7 @@ class CallClassifier:
         # configurations (see CallSpec.requires and CallSpec.sharded_only).
         self.scan = scan
         # The file's text: the configuration of calls outside any function.
-        # (The engine sets it before every walk: not mutated.)
-        self.source = ""  # pragma: no mutate
+        self.source = source
         # Depth of `with FSDP.state_dict_type(...):` blocks around the walk.
         self.state_dict_contexts = 0
         # id(call node) -> classification; the nodes live as long as the walk.

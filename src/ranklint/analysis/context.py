@@ -61,6 +61,8 @@ class FileContext:
     # The file matches `test-patterns` / `script-patterns`.
     is_test: bool = False
     is_script: bool = False
+    # The file's text (None: unknown, every text-gated scan runs).
+    source: str | None = None
     # Rank-taint of expressions at the current point (see analysis.rank).
     rank: RankTaint = field(init=False)
     # Which catalog row each call is (see analysis.classify).
@@ -75,12 +77,14 @@ class FileContext:
             self.names,
             self.settings.rank_names,
             self.settings.__dict__.get("declared_rank_names"),
+            gathers_objects=self.source is None or "gather_object" in self.source,
         )
         self.calls = CallClassifier(
             self.names,
             self.settings.extra_collectives.functions,
             self.settings.extra_collectives.methods,
             scan=self.rank.scan,
+            source=self.source or "",
         )
         self.facts = FactsBuilder(self.module, self.path, self.rank, self.settings, self.calls)
         self.tensors = TensorTypes(self.names)

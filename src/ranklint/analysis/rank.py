@@ -119,6 +119,8 @@ class RankTaint:
         names: NameTable,
         rank_names: NamePatterns,
         declared_rank_names: NamePatterns | None = None,
+        *,
+        gathers_objects: bool = True,
     ) -> None:
         self.names = names
         self.rank_names = rank_names
@@ -136,9 +138,9 @@ class RankTaint:
         self._controls: list[_Control] = []
         # Each function being walked, and the paths it writes (computed on demand).
         self._functions: list[FunctionScan] = []
-        # Whether the file may gather objects (`gather_object` in its text): set
-        # by the engine, so that other files skip that scan.
-        self.gathers_objects = True
+        # Whether the file may gather objects (`gather_object` in its text):
+        # other files skip that scan.
+        self.gathers_objects = gathers_objects
         # Flags that restate a rank test, for the module and each function.
         self._flags: list[RestatedFlags] = [RestatedFlags()]
         self._complements: list[ComplementaryAssignments] = [ComplementaryAssignments()]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from ranklint.analysis.creations import CreationRecorder
 from ranklint.analysis.host_costs import HostCostRecorder
 from ranklint.analysis.mesh import MeshRecorder
 from ranklint.analysis.visitor import NodeVisitor
 
-FACT_RECORDERS: tuple[type[NodeVisitor], ...] = (HostCostRecorder, MeshRecorder)
+# They walk before the rules: a rule may read what they recorded at a node.
+FACT_RECORDERS: tuple[type[NodeVisitor], ...] = (HostCostRecorder, MeshRecorder, CreationRecorder)

@@ -69,9 +69,8 @@ class Linter:
             settings=self.settings,
             is_test=self._test_spec.match_file(relative),
             is_script=self._script_spec.match_file(relative),
+            source=text,
         )
-        ctx.rank.gathers_objects = "gather_object" in text
-        ctx.calls.source = text
         return ctx
 
     def rules_for(self, path: str) -> tuple[type[Rule], ...]:

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 import libcst as cst
 
-from ranklint.analysis import catalog
-from ranklint.analysis.context import FileContext
-from ranklint.analysis.dist_state import runs_as_script
+from ranklint.analysis.creations import import_time_creation
 from ranklint.analysis.events import Site
-from ranklint.analysis.guards import guard_kind
 from ranklint.analysis.project import ProjectFacts
 from ranklint.findings import Evidence, Severity
-from ranklint.rules.base import PendingFinding, ProjectFinding, Rule
+from ranklint.rules.base import ProjectFinding, Rule
 from ranklint.rules.collectives.evidence import entry_context_link
 
 
@@ -162,24 +159,18 @@ then runs once per launched process, as the run.
         """,
     )
 
-    def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
-        super().__init__(ctx, sink)
-        self._script: bool | None = True if ctx.is_script else None
-
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
-        if not (ctx.import_time and ctx.reachable):
+        qualified = import_time_creation(ctx, node)
+        if qualified is None:
             return
-        qualified = ctx.resolve(node.func)
-        spec = catalog.lookup(qualified)
-        if spec is None or not spec.kind.creates_groups:
-            return
-        assert qualified is not None  # the catalog knows only qualified names
-        if self._script is None:
-            self._script = runs_as_script(ctx.module, ctx.resolve, ctx.path)
-        if self._script and not _only_when_imported(ctx):
-            # Judged in the project phase: only an imported script is reported.
-            ctx.facts.defer_creation(Site(ctx.top_index, ctx.call_ordinal), qualified)
+        if ctx.facts.deferred_creations and ctx.facts.deferred_creations[-1] == (
+            Site(ctx.top_index, ctx.call_ordinal),
+            qualified,
+        ):
+            # A launched script's creation, deferred by the fact recorder (which
+            # walks first): judged in the project phase, where only an imported
+            # script is reported.
             return
         self.report(
             node,
@@ -208,14 +199,6 @@ then runs once per launched process, as the run.
             for site, qualified in summary.deferred_creations:
                 message = _message(qualified, imported_by=importer)
                 yield ProjectFinding.at(summary.path, site, message)
-
-
-def _only_when_imported(ctx: FileContext) -> bool:
-    """Under ``if __name__ != "__main__":`` (or the ``else`` of the main guard):
-    code written to run on import, whatever else the file is."""
-    return any(
-        guard_kind(c.test) == ("main" if not c.holds else "not-main") for c in ctx.conditions
-    )
 
 
 def _message(qualified: str, imported_by: str | None = None) -> str:
