@@ -113,7 +113,7 @@ class HostCostRecorder(NodeVisitor):
         decides = (
             kind in (CostKind.TRUTH_TEST, CostKind.DATA_DEPENDENT)
             or id(node) in self._decisive
-            or any(_contains(test, node) for test in self._tests[-4:])
+            or self._in_a_test(node)
         )
         ctx.facts.host_cost(kind, node, short_text(ctx.module, node), ctx.place, missing, decides)
 
@@ -185,7 +185,12 @@ class HostCostRecorder(NodeVisitor):
         shared = self.ctx.tensors.shared(subject)
         if shared is None:
             return False
-        return shared or decides or any(_contains(test, node) for test in self._tests[-4:])
+        return shared or decides or self._in_a_test(node)
+
+    def _in_a_test(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` is read by the test of an enclosing ``if``/``while`` (or
+        conditional expression), among the four innermost."""
+        return any(_contains(test, node) for test in self._tests[-4:])
 
     # -- syncs -------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
