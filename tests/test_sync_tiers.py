@@ -15,7 +15,7 @@ from types import ModuleType
 
 import pytest
 
-from ranklint import Config, lint_source
+from ranklint import Config, lint_paths, lint_source
 from ranklint.analysis.events import HotKind, HotReason
 from ranklint.analysis.hot_markers import TRAINER_HOOK
 from ranklint.analysis.hot_regions import trains
@@ -540,6 +540,26 @@ def train(model, loader, optimizer, x: torch.Tensor):
         ("last", True),
         ("is_last_microbatch", True),
         ("last_loss", True),
+        # A counter at a loop's bound: the end of the loop.
+        ("step >= total_steps", False),
+        ("self.iter_count > self.max_iters", False),
+        ("total_steps <= step", False),
+        ("max_steps < self.global_step", False),
+        ("batch_count == num_batches_per_epoch", False),
+        ("self.global_step >= self.num_batches", False),
+        ("step > max_epochs", False),
+        ("step % 10 == 0 or self.iter_count >= self.total_steps", False),
+        ("i % 10 == 0 or batch_count == num_batches_per_epoch or step == total_steps - 1", False),
+        # Not the end: a bound that is no loop's, a test that holds on most steps,
+        # or no counter.
+        ("step >= warmup_steps", True),
+        ("step >= total_tokens", True),
+        ("step >= total", True),
+        ("step < total_steps", True),
+        ("total_steps >= step", True),
+        ("step <= max_steps", True),
+        ("loss >= total_steps", True),
+        ("step % 10 == 0 or step >= warmup_steps", True),
     ],
 )
 def test_a_last_step_flag_holds_on_one_step(test: str, reported: bool) -> None:
@@ -656,3 +676,89 @@ def test_the_gpu_check_without_a_cuda_device_runs_nothing_and_exits_2(
 
     assert _gpu_check().main() == 2
     assert "needs a CUDA device" in capsys.readouterr().err
+
+
+# -- tests: their loops check code, they do not train ----------------------------
+
+HELPER = """\
+def sgd_update(param, lr):
+    param.data -= lr * param.grad
+    print(param.grad.norm().item())
+"""
+CALLER = """\
+from helper import sgd_update
+
+
+{loop}
+"""
+LOOP = """\
+def {name}(model, loader, lr):
+    for batch in loader:
+        model(batch).mean().backward()
+        sgd_update(model.weight, lr)
+"""
+
+
+def _method_of(cls: str) -> str:
+    return f"class {cls}:\n" + textwrap.indent(LOOP.format(name="run"), "    ")
+
+
+@pytest.mark.parametrize(
+    ("path", "loop", "reported"),
+    [
+        ("train.py", LOOP.format(name="run"), True),
+        ("test_train.py", LOOP.format(name="run"), False),
+        ("tests/artifacts/save.py", LOOP.format(name="run"), False),
+        ("bottleneck/test.py", LOOP.format(name="run"), False),
+        ("check.py", LOOP.format(name="test_update"), False),
+        ("tests.py", LOOP.format(name="run"), False),
+        ("check.py", _method_of("Test"), False),
+        ("check.py", _method_of("Test_update"), False),
+        ("check.py", _method_of("TestUpdate"), False),
+        # Only a test's name marks it: `testing` and `Tester` do not.
+        ("check.py", LOOP.format(name="testing_run"), True),
+        ("check.py", _method_of("Tester"), True),
+        ("testing.py", LOOP.format(name="run"), True),
+    ],
+)
+def test_a_step_loop_in_a_test_makes_the_code_it_calls_not_hot(
+    tmp_path: Path, path: str, loop: str, reported: bool
+) -> None:
+    (tmp_path / "helper.py").write_text(HELPER)
+    caller = tmp_path / path
+    caller.parent.mkdir(parents=True, exist_ok=True)
+    caller.write_text(CALLER.format(loop=loop))
+    config = Config(select=("RNK201",), confidence="low", test_patterns=("test_*.py", "tests/"))
+
+    result = lint_paths([str(tmp_path)], config, jobs=1)
+
+    assert result.errors == []
+    lines = [(Path(f.path).name, f.line) for f in result.findings]
+    assert lines == ([("helper.py", 3)] if reported else [])
+
+
+# -- a value assigned, then tested by one of the next statements ------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "tier"),
+    [
+        # The stop check of many training scripts: the host needs the value.
+        ("loss_value = loss.item()\nif not math.isfinite(loss_value):\n    raise", "low"),
+        ("n = x.sum().item()\nwhile n > 0:\n    n -= 1", "low"),
+        ("n = x.sum().item()\nassert n >= 0", "low"),
+        ("n = x.sum().item() + 1\nif n > 0:\n    pass", "low"),
+        ("n = x.sum().item()\n" + "a = 1\n" * 7 + "if n > 0:\n    pass", "low"),
+        # Tested too far away, not tested, or only an attribute of that name.
+        ("n = x.sum().item()\n" + "a = 1\n" * 8 + "if n > 0:\n    pass", "high"),
+        ("n = x.sum().item()\nhistory.append(n)", "high"),
+        ("n = x.sum().item()\nif self.n > 0:\n    pass", "high"),
+        ("n = x.sum().item()\nif m > 0:\n    pass", "high"),
+        ("n, m = x.sum().item(), 1\nif n > 0:\n    pass", "high"),
+        ("n = m = x.sum().item()\nif n > 0:\n    pass", "high"),
+        ("n: float = x.sum().item()\nif n > 0:\n    pass", "high"),
+        ("n = x.sum().item(); m = 1\nif n > 0:\n    pass", "high"),
+    ],
+)
+def test_a_value_tested_by_one_of_the_next_eight_statements_decides(body: str, tier: str) -> None:
+    assert _tiers(body) == [(1, tier)]

@@ -293,3 +293,5 @@ class ModuleSummary:
     # Import-time group creations in a file written to be run (the rule judges
     # them in the project phase: reported only if some file imports this one).
     deferred_creations: tuple[tuple[Site, str], ...] = ()
+    # The file is a test (`test-patterns`): its step loops make nothing hot.
+    is_test: bool = False

@@ -41,6 +41,7 @@ from ranklint.analysis.host_uses import (
     imports_ray,
     is_ray_driver,
     sized_value,
+    tested_soon,
 )
 from ranklint.analysis.hot_markers import is_model_name
 from ranklint.analysis.names import last_name
@@ -324,6 +325,10 @@ class HostCostRecorder(NodeVisitor):
             for target in node.targets:
                 if isinstance(target.target, cst.Subscript):
                     self._filled.add(id(target.target))
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        # `loss_value = loss.item()`, then `if not math.isfinite(loss_value):`.
+        self._decisive.update(map(id, tested_soon(node.body)))
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         self._mark_decisive(node)

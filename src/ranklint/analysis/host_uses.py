@@ -19,7 +19,7 @@ about while it walks:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
@@ -42,6 +42,10 @@ _SIZE_TARGET_WORDS = frozenset(
 _SIZE_BUILTINS = frozenset({"int", "range"})
 # How deep arithmetic around a value is followed (`range(n.item() + 1)`).
 _MAX_DEPTH = 8
+# How many statements after `name = ...` a test of `name` makes it a decision.
+_TESTED_WITHIN = 8
+# The most nodes read in one such test.
+_TEST_BUDGET = 256
 # The most nodes a Ray scan reads in one class or function.
 _SCAN_BUDGET = 20000
 
@@ -91,6 +95,58 @@ def sized_value(node: cst.Assign) -> Iterator[cst.BaseExpression]:
         if last is not None and {w.lower() for w in identifier_words(last)} & _SIZE_TARGET_WORDS:
             yield from _through_arithmetic(node.value, 0)
             return
+
+
+def tested_soon(body: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseExpression]:
+    """The values of ``name = ...`` that an ``if``, ``while`` or ``assert`` among the
+    next few statements of ``body`` tests (``loss_value = loss.item()``, then ``if
+    not math.isfinite(loss_value):``), through arithmetic."""
+    for index, statement in enumerate(body):
+        assigned = _single_assign(statement)
+        if assigned is None:
+            continue
+        name, value = assigned
+        later = body[index + 1 : index + 1 + _TESTED_WITHIN]
+        if any(_reads(test, name) for test in map(_test_of, later) if test is not None):
+            yield from _through_arithmetic(value, 0)
+
+
+def _single_assign(statement: cst.BaseStatement) -> tuple[str, cst.BaseExpression] | None:
+    """``name = value``: one target, a plain name; (name, value)."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        target = small.targets[0].target
+        if isinstance(target, cst.Name):
+            return target.value, small.value
+    return None
+
+
+def _test_of(statement: cst.BaseStatement) -> cst.BaseExpression | None:
+    if isinstance(statement, (cst.If, cst.While)):
+        return statement.test
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if isinstance(small, cst.Assert):
+                return small.test
+    return None
+
+
+def _reads(test: cst.BaseExpression, name: str) -> bool:
+    """Whether ``test`` reads the local ``name`` (not an attribute of that name)."""
+    stack: list[cst.CSTNode] = [test]
+    seen = 0  # pragma: no mutate  (a bound on the walk: one node more or less)
+    while stack and seen < _TEST_BUDGET:  # pragma: no mutate  (the same bound)
+        node = stack.pop()
+        seen += 1
+        if isinstance(node, cst.Name) and node.value == name:
+            return True
+        if isinstance(node, cst.Attribute):
+            stack.append(node.value)  # `x.name` does not read `name`
+        else:
+            stack.extend(node.children)
+    return False
 
 
 def _through_arithmetic(node: cst.BaseExpression, depth: int) -> Iterator[cst.BaseExpression]:

@@ -281,7 +281,7 @@ def periodic_arm(test: cst.BaseExpression, depth: int = 0) -> int:
 
 # Words of a step counter: `step`, `global_step`, `self.iteration`, `batch_idx`.
 _COUNTER_WORDS = frozenset({"step", "steps", "iter", "iters", "iteration", "iterations"})
-_BATCH_INDEX_WORDS = frozenset({"idx", "id", "index", "nb", "i", "no"})
+_BATCH_INDEX_WORDS = frozenset({"idx", "id", "index", "nb", "i", "no", "count"})
 # Words of a count or a bound, not a counter (`num_steps`, `max_iters`), or of
 # a counter that restarts every step (`micro_step` under gradient accumulation).
 _NOT_A_COUNTER = frozenset(
@@ -348,6 +348,8 @@ def _is_step_counter(node: cst.BaseExpression) -> bool:
 
 # Words of a loop's bound: `i == len(loader) - 1`, `epoch == num_epochs - 1`.
 _BOUND_WORDS = frozenset({"num", "last", "final", "total", "max"})
+# What a bound counts, besides steps: `num_batches`, `max_epochs`.
+_UNIT_WORDS = frozenset({"batch", "batches", "epoch", "epochs"})
 
 
 def _is_last_of_loop(node: cst.BaseExpression) -> bool:
@@ -361,10 +363,28 @@ def _is_last_of_loop(node: cst.BaseExpression) -> bool:
     return name is not None and bool(_words(name) & _BOUND_WORDS)
 
 
+def _is_bound(node: cst.BaseExpression) -> bool:
+    """``total_steps``, ``self.max_iters``, ``num_batches_per_epoch``: a loop's bound."""
+    name = last_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+    words = _words(name) if name else set()
+    return bool(words & _BOUND_WORDS) and bool(words & (_COUNTER_WORDS | _UNIT_WORDS))
+
+
 def _once_only_comparison(left: cst.BaseExpression, target: cst.ComparisonTarget) -> int:
-    """``step == 1`` or ``i == len(loader) - 1`` holds on one step (1); ``step != 0``
-    on all but one (-1)."""
+    """``step == 1``, ``i == len(loader) - 1`` or ``step >= total_steps`` holds on one
+    step (1); ``step != 0`` on all but one (-1)."""
     right = target.comparator
+    operator = target.operator
+    if (
+        isinstance(operator, (cst.GreaterThanEqual, cst.GreaterThan))
+        and _is_step_counter(left)
+        and _is_bound(right)
+    ) or (
+        isinstance(operator, (cst.LessThanEqual, cst.LessThan))
+        and _is_bound(left)
+        and _is_step_counter(right)
+    ):
+        return 1  # the end of the loop: it stops there, or runs on once more
     if not (
         _is_step_counter(left)
         or _is_step_counter(right)

@@ -12,9 +12,10 @@ Hot regions, from every file's summary (see :mod:`ranklint.analysis.hot_markers`
 - transitively, every project function called from hot code: the finding
   shows the call chain from the hot region.
 
-Not hot: code before or after a step loop, exception handlers, and periodic
-arms (``if step % N == 0:``; also the rest of a block after ``if step % N:
-continue``) unless periodic syncs are disallowed.
+Not hot: the code of tests (their loops check the code they call), code
+before or after a step loop, exception handlers, and periodic arms (``if
+step % N == 0:``; also the rest of a block after ``if step % N: continue``)
+unless periodic syncs are disallowed.
 
 Every :class:`~ranklint.analysis.events.HostCost` recorded in hot code becomes
 a :class:`HotCost`: the cost, where it is and why that code is hot, at most
@@ -51,6 +52,8 @@ from ranklint.analysis.hot_markers import TRAINER_HOOK
 _MAX_CHAIN = 8
 # Base classes whose subclasses' `forward` runs every step.
 _MODULE_BASE = re.compile(r"(Module|Model|Layer|Block|Function|Net|Network|Wrapper)$")
+# A test class: `TestUpdate`, `Test_update`, not `Tester`.
+_TEST_CLASS = re.compile(r"Test([A-Z0-9_]|$)")
 # Base classes whose subclasses' step hooks a framework calls every step.
 _TRAINER_BASE = re.compile(r"Trainer$")
 
@@ -101,6 +104,8 @@ class HotRegions:
         scans: list[FunctionRef] = []
         for module in self.index.summaries:
             for function in (module.module, *module.functions.values()):
+                if _in_a_test(module, function):
+                    continue  # a test's loops check the code, they are no training
                 ref = FunctionRef(module, function)
                 reason = self._hot_reason(module, function)
                 if reason is not None:
@@ -281,6 +286,19 @@ def trains(reason: HotReason, name: str) -> bool:
         return False
     words = {word.lower() for word in identifier_words(name.rpartition(".")[2])}
     return not words & _INFERENCE_WORDS
+
+
+def _in_a_test(module: ModuleSummary, function: FunctionSummary) -> bool:
+    """Code of a test: a file that matches `test-patterns` or is named ``test.py``,
+    a ``test_*`` function or a method of a ``Test*`` class."""
+    name = module.path.replace("\\", "/").rpartition("/")[2]
+    outer = function.qualname.partition(".")[0]
+    return (
+        module.is_test
+        or name in ("test.py", "tests.py")
+        or outer.startswith("test_")
+        or _TEST_CLASS.match(outer) is not None
+    )
 
 
 def _exits(events: Sequence[Event]) -> bool:

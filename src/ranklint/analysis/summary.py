@@ -577,10 +577,10 @@ class FactsBuilder:
         # `kind == "sharded"`: keyed by its text, its subject is the name tested.
         return text, "truthy", negated, literal_comparison_subject(test) or test
 
-    # -- result ------------------------------------------------------------
-    def summary(self, exports: dict[str, str]) -> ModuleSummary:
+    def summary(self, exports: dict[str, str], *, is_test: bool = False) -> ModuleSummary:
         return ModuleSummary(
             path=self.path,
+            is_test=is_test,
             functions=self.functions,
             module=self._frames[0].summary,
             classes=self.classes,

@@ -162,7 +162,7 @@ class Linter:
             walker.walk(module)
             result = self._resolve(path, module, text, walker, pending, rules)
         if not walker.errors:
-            result.summary = ctx.facts.summary(ctx.names.module_imports())
+            result.summary = ctx.facts.summary(ctx.names.module_imports(), is_test=ctx.is_test)
         return result
 
     def _resolve(

@@ -81,6 +81,9 @@ Code that does not run every step is not hot:
 - once-only code: under `if step == 1:`, `if self.step - loaded_step == 1:`,
   `if batch_idx == 0:` (a step counter compared for equality), the last
   iteration (`if i == len(loader) - 1:`, `if epoch == num_epochs - 1:`), a
+  step counter at a loop's bound (`if step >= total_steps:`, `if batch_count
+  == num_batches_per_epoch:`; a bound is a name with `num`, `total`, `max`,
+  `last` or `final` and a word of steps, iterations, batches or epochs), a
   first- or last-step flag (`if first_step:`, `if self._first:`, `if
   last_step:`), `if not self._initialized:`, and `or` of such tests (`if
   batch_idx == 0 or batch_idx % N == 0:`);
@@ -97,7 +100,10 @@ Code that does not run every step is not hot:
   `count`, `total`, `sum`, `mean`, `len`, `loss`, `mask`, `tokens`, `size`,
   `probs`), which may hold on every step;
 - a `raise` statement and an `assert`'s message: they run only when
-  something already failed (the `assert`'s test itself runs every time).
+  something already failed (the `assert`'s test itself runs every time);
+- tests: a step loop in a file that matches `test-patterns` or is named
+  `test.py` or `tests.py`, in a `test_*` function or in a method of a
+  `Test*` class checks the code it calls; it makes nothing hot.
 
 Set `allow-periodic-sync = false` to report periodic and once-only code too.
 
@@ -164,9 +170,11 @@ is moved to the device is taken for a device tensor by explicit syncs.
 What a value is for is read from where the sync stands: a test, a
 comparison, `int()`, `range()`, an index or slice bound, a keyword argument
 named like a size (`max_seqlen=`), or an assignment to a name of a size or a
-position (`max_len = ...`, `seq_start = ...`). A value assigned to another
-name and tested later (`n = x.sum().item()`, then `if n > 0:`) is read as
-logged: high.
+position (`max_len = ...`, `seq_start = ...`). A value assigned to a name
+that an `if`, `while` or `assert` among the next 8 statements of the same
+block tests (`loss_value = loss.item()`, then `if not
+math.isfinite(loss_value):`) decides too; one tested further away, or only
+logged, is read as logged: high.
 
 A Ray driver is a class decorated `@ray.remote(...)` with arguments and no
 `num_gpus` (or `num_gpus=0`), or a class or function that calls `ray.get(...)`:
