@@ -282,7 +282,8 @@ def test_check_on_the_shipped_fixtures_reports_every_default_rule_family(run_cli
     assert run.code == 1
     codes = {line.split()[1] for line in run.out.splitlines() if not line.startswith(" ")}
     assert codes == {
-        "RNK101", "RNK102", "RNK103", "RNK104", "RNK105", "RNK108", "RNK112", "RNK301",
+        "RNK101", "RNK102", "RNK103", "RNK104", "RNK105", "RNK108", "RNK112", "RNK201",
+        "RNK301",
     }  # fmt: skip
 
 

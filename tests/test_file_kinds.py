@@ -51,12 +51,29 @@ def test_host_sync_in_library_file_under_defaults_is_reported() -> None:
     assert codes == ["RNK201"]
 
 
-def test_host_sync_in_test_file_with_empty_test_ignores_is_reported() -> None:
+HOT_FUNCTION_SYNC = """\
+def train_step(model, batch):
+    loss = model(batch)
+    loss.backward()
+    print(loss.item())
+"""
+
+
+def test_host_sync_of_a_hot_function_in_test_file_with_empty_test_ignores_is_reported() -> None:
+    config = Config(root=Path.cwd(), extend_select=("RNK201",), test_ignores=())
+
+    codes = _codes(HOT_FUNCTION_SYNC, "tests/test_train.py", config)
+
+    assert codes == ["RNK201"]
+
+
+def test_step_loop_in_test_file_makes_nothing_hot_even_with_empty_test_ignores() -> None:
+    # A test's loop checks the code it calls; it is no training run.
     config = Config(root=Path.cwd(), extend_select=("RNK201",), test_ignores=())
 
     codes = _codes(STEP_LOOP_SYNC, "tests/test_train.py", config)
 
-    assert codes == ["RNK201"]
+    assert codes == []
 
 
 @pytest.mark.parametrize(

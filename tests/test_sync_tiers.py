@@ -560,6 +560,24 @@ def train(model, loader, optimizer, x: torch.Tensor):
         ("step <= max_steps", True),
         ("loss >= total_steps", True),
         ("step % 10 == 0 or step >= warmup_steps", True),
+        # The last batch of an epoch.
+        ("last_batch", False),
+        ("update_idx % 10 == 0 or last_batch", False),
+        ("last_batch_size", True),
+        # A check that a value is broken: the arm runs only on a failure.
+        ("torch.isnan(loss)", False),
+        ("torch.isnan(loss).any()", False),
+        ("loss.isnan().any().item()", False),
+        ("math.isinf(x)", False),
+        ("not math.isfinite(loss)", False),
+        ("not torch.isfinite(loss).all()", False),
+        ("torch.isnan(loss).any() or torch.isinf(loss).any()", False),
+        # ... and not: a check that it is sound, other reads, other calls.
+        ("torch.isfinite(loss).all()", True),
+        ("torch.isnan(loss).mean()", True),
+        ("check(torch.isnan(loss))", True),
+        ("isnan", True),
+        ("x.a.b.c.any()", True),
     ],
 )
 def test_a_last_step_flag_holds_on_one_step(test: str, reported: bool) -> None:
@@ -762,3 +780,67 @@ def test_a_step_loop_in_a_test_makes_the_code_it_calls_not_hot(
 )
 def test_a_value_tested_by_one_of_the_next_eight_statements_decides(body: str, tier: str) -> None:
     assert _tiers(body) == [(1, tier)]
+
+
+@pytest.mark.parametrize(
+    ("body", "reported"),
+    [
+        # Moving a module is no read of a value.
+        ("vae.to('cpu')", False),
+        ("self.unet.cpu()", False),
+        ("transformer.to('cpu')", False),
+        ("text_encoder.to('cpu')", False),
+        ("self.discriminator.to('cpu')", False),
+        ("lm_head.cpu()", False),
+        # A tensor is.
+        ("embeddings.to('cpu')", True),
+        ("latents.cpu()", True),
+    ],
+)
+def test_moving_a_module_named_for_its_kind_is_no_sync(body: str, reported: bool) -> None:
+    assert bool(_tiers(body)) is reported
+
+
+EPOCH = """\
+def run_epoch(model, loader, optimizer, meter):
+{before}
+    for batch in loader:
+        loss = model(batch)
+{inside}
+{after}
+    return meter.avg.item()
+
+
+def main(model, loader, optimizer, meter, epochs):
+    for epoch in range(epochs):
+        run_epoch(model, loader, optimizer, meter)
+"""
+
+
+@pytest.mark.parametrize(
+    ("before", "inside", "after", "reported"),
+    [
+        # Gradients reset before a training loop: an epoch per call.
+        ("optimizer.zero_grad()", "loss.backward()", "", False),
+        ("if meter:\n        optimizer.zero_grad()", "loss.backward()", "", False),
+        # A step per call: the optimizer steps outside the loop (accumulation),
+        # or the loop only runs the model, or a step function is called outside.
+        ("optimizer.zero_grad()", "loss.backward()", "optimizer.step()", True),
+        ("optimizer.zero_grad()", "pass", "", True),
+        ("optimizer.zero_grad()", "loss.backward()", "train_step(model)", True),
+        ("loss = model(loader)", "loss.backward()", "", True),
+    ],
+)
+def test_a_function_that_resets_gradients_before_its_training_loop_runs_an_epoch(
+    before: str, inside: str, after: str, reported: bool
+) -> None:
+    helper = "def train_step(model):\n    model.weight.grad.backward()\n\n\n"
+    source = helper + EPOCH.format(
+        before=textwrap.indent(before, "    "),
+        inside=textwrap.indent(inside, "        "),
+        after=textwrap.indent(after, "    "),
+    )
+
+    found = [f.line for f in findings_of(source, select=("RNK201",))]
+
+    assert (source.splitlines().index("    return meter.avg.item()") + 1 in found) is reported

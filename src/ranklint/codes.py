@@ -21,7 +21,7 @@ CODES: tuple[tuple[str, str, bool], ...] = (
     ("RNK111", "import-time-distributed-state", False),
     ("RNK112", "reduction-semantics", True),
     ("RNK113", "root-not-a-rank", True),
-    ("RNK201", "host-sync-in-hot-path", False),
+    ("RNK201", "host-sync-in-hot-path", True),
     ("RNK202", "python-loop-over-tensor", False),
     ("RNK203", "implicit-device-or-dtype", False),
     ("RNK301", "wildcard-import", True),

@@ -499,7 +499,10 @@ def _is_scalar_value(value: cst.BaseExpression, tensors: TensorTypes) -> bool:
 
 
 # Last words of a name that holds a module (besides models: see `is_model_name`).
-_MODULE_WORDS = ("module", "modules", "layer", "layers", "encoder", "decoder", "backbone")
+_MODULE_WORDS = (
+    *("module", "modules", "layer", "layers", "encoder", "decoder", "backbone", "head"),
+    *("block", "blocks", "adapter", "vae", "unet", "transformer", "controlnet", "discriminator"),
+)
 
 
 def _non_blocking(node: cst.Call) -> bool:

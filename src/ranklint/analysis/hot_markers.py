@@ -248,6 +248,9 @@ def periodic_arm(test: cst.BaseExpression, depth: int = 0) -> int:
         arm = _throttle(test.left, test.comparisons[0])
     if arm:
         pass
+    elif _checks_for_failure(test):
+        # `if torch.isnan(loss).any():`, `if not math.isfinite(loss):`: a failure.
+        arm = _checks_for_failure(test)
     elif _names_a_periodic_event(test):
         arm = 1
     elif isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
@@ -424,12 +427,37 @@ def _once_only_flag(test: cst.BaseExpression) -> int:
     # `is_first` alone may name a pipeline stage (`is_first = is_first_stage()`).
     if "first" in words and words <= _FIRST_FLAG_WORDS and words != {"is", "first"}:
         return 1
-    # `last_step`, `is_final_iteration`; not `is_last` (a stage) or `last` alone.
+    # `last_step`, `is_final_iteration`, `last_batch`; not `is_last` (a stage),
+    # `last` alone or `is_last_microbatch`.
+    counters = _COUNTER_WORDS | {"batch"}
     for edge in ("last", "final"):
-        if edge in words and words <= _FIRST_FLAG_WORDS | {edge} and words & _COUNTER_WORDS:
+        if edge in words and words <= _FIRST_FLAG_WORDS | {edge, "batch"} and words & counters:
             return 1
     if words & _DONE_FLAG_WORDS and not words & {"not", "un"}:
         return -1
+    return 0
+
+
+# Checks that hold when a value is broken (1) or sound (-1).
+_FAILURE_CHECKS = {"isnan": 1, "isinf": 1, "isneginf": 1, "isposinf": 1, "isfinite": -1}
+# Reductions and reads of such a check's result: `torch.isnan(x).any().item()`.
+_CHECK_READS = frozenset({"any", "all", "item", "sum"})
+
+
+def _checks_for_failure(test: cst.BaseExpression) -> int:
+    """``torch.isnan(loss)``, ``math.isinf(x)``, ``x.isnan().any()`` hold when a value is
+    broken (1); ``torch.isfinite(loss).all()`` when it is sound (-1); else 0."""
+    node = test
+    for _ in range(4):
+        if not isinstance(node, cst.Call):
+            return 0
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else last_name(func)
+        if name in _FAILURE_CHECKS:
+            return _FAILURE_CHECKS[name]
+        if name not in _CHECK_READS or not isinstance(func, cst.Attribute):
+            return 0
+        node = func.value
     return 0
 
 

@@ -169,8 +169,31 @@ class HotRegions:
             found: tuple[str, bool] | None = (f"{name}()", trains(reason, name))
         else:
             found = self._marker(ref, ref.function.events)
+            if found is not None and self._epoch(ref, ref.function.events):
+                found = None
         self._steps[key] = found
         return found
+
+    def _epoch(self, ref: FunctionRef, events: Sequence[Event]) -> bool:
+        """A function whose step markers outside its loops only reset gradients
+        (``optimizer.zero_grad()`` before ``for batch in loader:``) while one of
+        its loops trains: it runs an epoch per call, not a step."""
+        outside: list[Marker] = []
+        trains = False
+        stack: list[Sequence[Event]] = [events]
+        while stack:
+            for event in stack.pop():
+                if isinstance(event, Marker):
+                    outside.append(event)
+                elif isinstance(event, Branch):
+                    stack.extend(event.arms)
+                elif isinstance(event, Loop):
+                    trains = trains or self._find_marker(ref, event.body, training=True) is not None
+                elif isinstance(event, CallEvent):
+                    callee = self.index.resolve(event.target, ref.module, ref.function)
+                    if callee is not None and self._step_label(callee) is not None:
+                        return False
+        return trains and all(marker.label.endswith("zero_grad()") for marker in outside)
 
     def _marker(self, ref: FunctionRef, events: Sequence[Event]) -> tuple[str, bool] | None:
         """The first training marker ``events`` reach, else the first model forward;

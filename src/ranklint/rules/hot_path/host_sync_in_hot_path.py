@@ -49,7 +49,6 @@ class HostSyncInHotPath(Rule):
     code = "RNK201"
     name = "host-sync-in-hot-path"
     severity = Severity.WARNING
-    default_enabled = False
     summary = "A device-to-host sync runs every training or inference step"
     what = """\
 Reports, in hot code, operations that make the host wait for the accelerator:
@@ -67,7 +66,9 @@ Reports, in hot code, operations that make the host wait for the accelerator:
 
 Hot code is the body of a step loop (a loop that calls `.backward()`, an
 optimizer's `.step()` (not a scheduler's), `zero_grad()`, or a model forward,
-directly or through project functions), a function named in `hot-functions`
+directly or through project functions that step on every call; a function
+whose only step outside its loops is a `zero_grad()` before a loop that
+trains runs an epoch per call, not a step), a function named in `hot-functions`
 (`train_step`, `training_step`, `forward` of an `nn.Module`, ...), a forward
 helper of an `nn.Module` (`_forward`, `forward_*`, `*_forward`), the
 `compute_loss` / `prediction_step` of a `...Trainer` subclass (its framework
@@ -85,7 +86,7 @@ Code that does not run every step is not hot:
   == num_batches_per_epoch:`; a bound is a name with `num`, `total`, `max`,
   `last` or `final` and a word of steps, iterations, batches or epochs), a
   first- or last-step flag (`if first_step:`, `if self._first:`, `if
-  last_step:`), `if not self._initialized:`, and `or` of such tests (`if
+  last_step:`, `if last_batch:`), `if not self._initialized:`, and `or` of such tests (`if
   batch_idx == 0 or batch_idx % N == 0:`);
 - after a test that skips most steps: `if step % N: continue`, `if step !=
   capture_step or done: return` (an `or` fails only where each operand
@@ -101,6 +102,9 @@ Code that does not run every step is not hot:
   `probs`), which may hold on every step;
 - a `raise` statement and an `assert`'s message: they run only when
   something already failed (the `assert`'s test itself runs every time);
+- under a check that a value is broken: `if torch.isnan(loss).any():`,
+  `if math.isinf(x):`, `if not torch.isfinite(loss).all():` (the check
+  itself runs every step);
 - tests: a step loop in a file that matches `test-patterns` or is named
   `test.py` or `tests.py`, in a `test_*` function or in a method of a
   `Test*` class checks the code it calls; it makes nothing hot.
@@ -123,7 +127,11 @@ Not reported, because the host needs the value or nothing waits:
 - host values an API needs, passed straight to it: split sizes
   (`x.split(sizes.tolist())`, `torch.split`, all-to-all) and token ids for a
   tokenizer's `decode` / `ids_to_text`;
-- moving a model or module (`model.to("cpu")`): not a read of a value;
+- moving a model or module (`model.to("cpu")`, `self.vae.cpu()`; a name
+  ending in a word of a model or a module: `model`, `net`, `policy`,
+  `module`, `layer`, `encoder`, `decoder`, `backbone`, `head`, `block`,
+  `adapter`, `vae`, `unet`, `transformer`, `controlnet`, `discriminator`):
+  not a read of a value;
 - `x.to("cpu", non_blocking=True)`: the copy is queued and the host moves on.
 
 Not reported either: code of a Ray driver, whose values are what the workers
