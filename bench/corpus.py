@@ -10,9 +10,10 @@
 ``halves`` prints the two halves of the corpus: the **tuning half**, which
 rules may be changed for, and the **test half**, which is linted once at the
 end of a round and judged, never tuned on. From the fourth round of issue 37
-the test half is ``FRESH``: projects fetched for it and read by nobody here
-before they were judged; every earlier project is in the tuning half, since
-each earlier test half was read once judged. Before that (``round3_halves``)
+each round's test half is a set of projects fetched for it and read by
+nobody here before they were judged (``TEST_ROUNDS``: ``FRESH``, then
+``FRESH5``); every earlier project is in the tuning half, since each earlier
+test half was read once judged. Before that (``round3_halves``)
 the ten projects of the earlier rounds (``TUNED_BEFORE``) were in the tuning
 half and the others were split at random with ``SPLIT_SEED``:
 ``TUNING_DRAWN`` of them joined the tuning half, the rest made the test half;
@@ -175,8 +176,38 @@ FRESH: dict[str, tuple[str, str]] = {
     "timm": ("huggingface/pytorch-image-models", "aa4b5850c1543fa488abf260f18390eda46cf85d"),
     "torchao": ("pytorch/ao", "36027d82d1ad9949597ea16002ff4940374b1b94"),
 }
+# The test half of the fifth round (fetched 2026-12-07, HEAD of the default
+# branch), read by nobody here before they were judged: it measures the rules
+# as changed after the fourth round's test half (``FRESH``) had been judged
+# and read. ConvNeXt (a copy of deit's training engine) and MiniGPT-4 (built on
+# LAVIS, in the tuning half) were fetched and left out.
+FRESH5: dict[str, tuple[str, str]] = {
+    "alignment-handbook": (
+        "huggingface/alignment-handbook",
+        "925acdfe4b2b4e38c3dabd1851bc418f0b656351",
+    ),
+    "allennlp": ("allenai/allennlp", "80fb6061e568cb9d6ab5d45b661e86eb61b92c82"),
+    "detr": ("facebookresearch/detr", "29901c51d7fe8712168b8d0d64351170bc0f83e0"),
+    "fairseq": ("facebookresearch/fairseq", "3d262bb25690e4eb2e7d3c1309b1e9c406ca4b99"),
+    "lightning-thunder": (
+        "Lightning-AI/lightning-thunder",
+        "1e22aacb1aef6e79718a5ca2f49ab91b993cb4ef",
+    ),
+    "lmflow": ("OptimalScale/LMFlow", "f3597dba134e8bb3d2cfedeaaae6fc7296ace924"),
+    "qlora": ("artidoro/qlora", "7f4e95a68dc076bea9b3a413d2b512eca6d004e5"),
+    "segment-anything": (
+        "facebookresearch/segment-anything",
+        "dca509fe793f601edb92606367a655c15ac00fdf",
+    ),
+    "swin-transformer": ("microsoft/Swin-Transformer", "f82860bfb5225915aca09c3227159ee9e1df874d"),
+    "torchchat": ("pytorch/torchchat", "a1a7f3702e52fffd798e302fa049b56b608602aa"),
+}
+# Each round's test half, oldest first: the last is the test half now; the
+# earlier ones were read once judged and are in the tuning half.
+TEST_ROUNDS: tuple[dict[str, tuple[str, str]], ...] = (FRESH, FRESH5)
 PROJECTS.update(SPARES)
 PROJECTS.update(FRESH)
+PROJECTS.update(FRESH5)
 # Tuned on in the rounds before issue 35: always in the tuning half.
 TUNED_BEFORE = (
     "colossalai",
@@ -217,12 +248,16 @@ MOVED: tuple[str, ...] = (
 GROWN = 6
 
 
-def halves() -> dict[str, list[str]]:
-    """The tuning and the test half (sorted names): the fresh projects are the test
-    half, every other project is in the tuning half (see ``FRESH``)."""
+def halves(round_index: int = -1) -> dict[str, list[str]]:
+    """The tuning and the test half (sorted names) of a round of ``TEST_ROUNDS``
+    (default: the last): that round's fresh projects are the test half, every
+    project known before it the tuning half."""
+    position = range(len(TEST_ROUNDS))[round_index]
+    test = TEST_ROUNDS[position]
+    later = {name for fresh in TEST_ROUNDS[position + 1 :] for name in fresh}
     return {
-        "tuning": sorted(name for name in PROJECTS if name not in FRESH),
-        "test": sorted(FRESH),
+        "tuning": sorted(name for name in PROJECTS if name not in test and name not in later),
+        "test": sorted(test),
     }
 
 

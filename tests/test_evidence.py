@@ -94,7 +94,7 @@ def test_evidence_confidence_is_its_weakest_link_and_high_without_links() -> Non
 
 
 def test_finding_without_evidence_is_high() -> None:
-    found = findings_of("from os import *\n", select=("RNK301",))
+    found = findings_of('import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n', select=("RNK505",))
 
     assert [f.confidence for f in found] == [HIGH]
     assert found[0].evidence is None

@@ -328,10 +328,14 @@ def test_wildcard_outside_an_init_reading_none_of_its_names_says_it_imports_noth
     """
 
     for path in ("tests/test_thunder_networks.py", "scripts/run.py"):
-        findings = lint_source(textwrap.dedent(source), path, Config(select=WILDCARD)).findings
+        config = Config(select=WILDCARD, confidence="medium")
+        findings = lint_source(textwrap.dedent(source), path, config).findings
         assert [(f.code, f.line) for f in findings] == [("RNK301", 5)]
         assert "imports nothing this module uses" in findings[0].message
         assert findings[0].fix is None
+        assert findings[0].confidence.value == "medium"
+        # The default run shows only wildcards whose names the module reads.
+        assert lint_source(textwrap.dedent(source), path, Config(select=WILDCARD)).findings == []
 
 
 def test_wildcard_in_a_module_whose_code_reads_an_unbound_name_is_reported() -> None:
@@ -371,8 +375,8 @@ def test_wildcard_in_a_module_whose_code_reads_an_unbound_name_is_reported() -> 
 def test_wildcard_reads_nothing_when_every_name_read_is_bound_by_the_module(body: str) -> None:
     source = f"from pkg.names import *\npoint = None\n{body}\n"
 
-    in_init = lint_source(source, "pkg/__init__.py", Config(select=WILDCARD))
-    in_module = lint_source(source, "scripts/run.py", Config(select=WILDCARD))
+    in_init = lint_source(source, "pkg/__init__.py", Config(select=WILDCARD, confidence="low"))
+    in_module = lint_source(source, "scripts/run.py", Config(select=WILDCARD, confidence="low"))
 
     assert in_init.errors == in_module.errors == []
     assert [f.code for f in in_init.findings] == []
@@ -408,3 +412,40 @@ def test_relative_wildcard_of_a_submodule_binds_the_package_name_in_an_init() ->
     source = "from .layers.linear import *\n__all__ = layers.__all__\n"
 
     assert codes_by_line(source, "pkg/__init__.py", select=WILDCARD) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "advice"),
+    [
+        ("pkg.names", "`import pkg.names` for its side effects"),
+        ("._factory", "`from . import _factory` for its side effects"),
+        ("..a.b", "`from ..a import b` for its side effects"),
+        ("..", "import what its importers need by name"),
+    ],
+)
+def test_a_wildcard_reading_nothing_is_a_medium_re_export_whose_advice_is_valid_python(
+    module: str, advice: str
+) -> None:
+    source = f"from {module} import *\n"
+
+    config = Config(select=WILDCARD, confidence="low")
+    findings = lint_source(source, "pkg/shim.py", config).findings
+
+    assert len(findings) == 1
+    assert findings[0].message.endswith(advice)
+    evidence = findings[0].evidence
+    assert evidence is not None
+    assert evidence.source is not None
+    assert (evidence.source.kind, evidence.source.confidence.value) == ("re-export", "medium")
+
+
+def test_a_wildcard_whose_names_the_module_reads_is_a_high_hidden_use() -> None:
+    source = "from torch.distributed import *\n\nrank = get_rank()\n"
+
+    findings = lint_source(source, "pkg/mod.py", Config(select=WILDCARD)).findings
+
+    assert [f.confidence.value for f in findings] == ["high"]
+    evidence = findings[0].evidence
+    assert evidence is not None
+    assert evidence.source is not None
+    assert evidence.source.kind == "hidden-use"

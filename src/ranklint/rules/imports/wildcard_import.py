@@ -9,9 +9,11 @@ import libcst as cst
 from ranklint.analysis.context import FileContext
 from ranklint.analysis.names import import_from_module
 from ranklint.analysis.wildcards import WildcardNames, wildcard_names
-from ranklint.findings import Applicability, Severity
+from ranklint.findings import Applicability, Confidence, Evidence, Link, Severity
 from ranklint.rules.base import PendingFinding, PendingFix, Rule
 from ranklint.suppressions import NOQA, SPLIT
+
+HIGH, MEDIUM = Confidence.HIGH, Confidence.MEDIUM
 
 
 class WildcardImport(Rule):
@@ -136,9 +138,29 @@ a read name the source module does not define now fails at import
         from litgpt.constants import _THUNDER_AVAILABLE
 
         if _THUNDER_AVAILABLE:
-            from thunder.tests.test_networks import *  # expect: RNK301
+            from thunder.tests.test_networks import *  # expect: RNK301(medium)
+        """,
+        """
+        # A compatibility shim: re-exports a private module under its old name.
+        import warnings
+
+        from ._factory import *  # expect: RNK301(medium)
+
+        warnings.warn("Importing from timm.models.factory is deprecated", FutureWarning)
         """,
     )
+    tiers = """\
+Each finding records what the wildcard gives the module (**source**):
+
+- `hidden-use` (high): the module's own code reads a name that only the
+  wildcard binds; a reader cannot tell where it comes from.
+- `re-export` (medium): the module reads none of its names. The wildcard
+  republishes another module's names (a compatibility shim, `hubconf.py`, a
+  test module importing another suite's tests for pytest) or is imported
+  for its side effects. It still hides what the module offers, but that is
+  often the author's intent, so the default run does not show it; `--confidence
+  medium` does.
+"""
 
     def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
         super().__init__(ctx, sink)
@@ -184,13 +206,28 @@ a read name the source module does not define now fails at import
                 f"`from {module} import *` hides which names this module uses and where "
                 f"they come from; {advice}"
             )
+            source = Link("hidden-use", "the module reads names only the wildcard binds", HIGH)
         else:
+            itself = _module_import(module)
+            side_effects = f", or `{itself}` for its side effects" if itself else ""
             message = (
                 f"`from {module} import *` imports nothing this module uses, and hides which "
-                f"names it offers to others; import what its importers need by name, or "
-                f"`import {module}` for its side effects"
+                f"names it offers to others; import what its importers need by name"
+                f"{side_effects}"
             )
-        self.report(node, message, fix=self._fix(node))
+            source = Link("re-export", "the module reads none of its names", MEDIUM)
+        self.report(node, message, fix=self._fix(node), evidence=Evidence(source=source))
+
+
+def _module_import(module: str) -> str | None:
+    """How to import ``module`` itself (``import a.b``, ``from . import m``, ``from ..a
+    import b``); None for a package named only by dots (``..``)."""
+    if not module.startswith("."):
+        return f"import {module}"
+    package, _, name = module.rpartition(".")
+    if not name:
+        return None
+    return f"from {package or '.'} import {name}"
 
 
 def _marked_as_reexport(statement: cst.CSTNode | None) -> bool:
