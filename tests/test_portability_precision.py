@@ -525,7 +525,21 @@ def test_loopback_endpoint_with_world_size_set_to_one_is_a_one_process_run(
 
 
 def _rnk502(source: str) -> list[tuple[int, str]]:
-    return _messages(source, "RNK502", "pkg/hub.py")
+    """Every RNK502 finding, of every tier."""
+    return _messages(source, "RNK502", "pkg/hub.py", Config(select=("RNK502",), confidence="low"))
+
+
+def _rnk502_tiers(source: str) -> list[tuple[str, str]]:
+    """(tier, evidence kind) of each RNK502 finding."""
+    config = Config(select=("RNK502",), confidence="low")
+    result = lint_source(source, "pkg/hub.py", config)
+    assert result.errors == []
+    found = []
+    for finding in result.findings:
+        assert finding.evidence is not None
+        assert finding.evidence.source is not None
+        found.append((finding.confidence.value, finding.evidence.source.kind))
+    return found
 
 
 @pytest.mark.parametrize(
@@ -715,3 +729,39 @@ def test_mesh_shape_and_names_of_different_lengths_are_reported(
     assert [(line, message.split(":")[0]) for line, message in found] == (
         [] if dimensions is None else [(5, expected)]
     )
+
+
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        # A token's prefix makes it a secret wherever it stands: the default run.
+        ('HF_TOKEN = "hf_' + "a1" * 17 + '"', [("high", "token-prefix")]),
+        ('value = "hf_' + "a1" * 17 + '"', [("high", "token-prefix")]),
+        # A secret's name alone: medium.
+        ('api_key = "a1b2c3d4e5"', [("medium", "secret-name")]),
+        ('os.environ["WANDB_API_KEY"] = "3f9a1c0d7e6b5a4f"', [("medium", "secret-name")]),
+        # Vocabulary tokens, modes and made-up values are no secrets at all.
+        ('DEFAULT_PADDING_TOKEN = "@@PADDING@@"', []),
+        ('EOS_TOKEN = "<|endoftext|>"', []),
+        ('PAD_TOKEN = "[PAD]-[PAD]"', []),
+        ('QUANT_PER_TOKEN = "int8_asym_per_token"', []),
+        ('HF_TOKEN = "super-secret-token"', []),
+        ('db_password = "my-password-1"', []),
+    ],
+)
+def test_a_credential_is_high_by_its_prefix_medium_by_its_name_and_absent_by_its_shape(
+    statement: str, expected: list[tuple[str, str]]
+) -> None:
+    assert _rnk502_tiers(f"import os\n{statement}\n") == expected
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["s3cr3t-pa55w0rd", "a1b2c3d4", "Ab12-cd34-ef56", "xK9_2mQ"],
+)
+def test_a_value_with_digits_or_mixed_characters_under_a_secret_name_is_still_reported(
+    value: str,
+) -> None:
+    found = _rnk502_tiers(f'password = "{value}"\n')
+
+    assert found == ([("medium", "secret-name")] if len(value) >= 8 else [])

@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from ranklint.analysis.literals import environ_writes, string_value
-from ranklint.findings import Severity
+from ranklint.findings import Confidence, Evidence, Link, Severity
 from ranklint.rules.portability.string_rules import _StringRule
 
 _SECRET_NAME = re.compile(
@@ -35,9 +35,17 @@ _TOKEN_PREFIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (_token(r"AIza[0-9A-Za-z_\-]{35}"), "a Google API key"),
 )
 
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER_WORDS = (
     r"(?i)your|xxx|<|\$\{|changeme|dummy|fake|example|placeholder|test|\*\*\*|\.\.\.|none|null"
 )
+# A value under a secret's name that names what it stands for (`"super-secret-token"`).
+_PLACEHOLDER = re.compile(_PLACEHOLDER_WORDS + r"|secret|token|passw")
+# In a prefixed token only the words of a placeholder count: a real token's
+# random tail may hold `token` or `secret` by chance no more than any word.
+_PLACEHOLDER_PREFIXED = re.compile(_PLACEHOLDER_WORDS)
+
+
+HIGH, MEDIUM = Confidence.HIGH, Confidence.MEDIUM
 
 
 class HardCodedCredential(_StringRule):
@@ -52,9 +60,12 @@ environment variables that name a secret (`*_TOKEN`, `*_API_KEY`,
 `api_key=`, ...), and string literals anywhere with a well-known token
 prefix (Hugging Face `hf_`, `sk-` API keys, GitHub, Slack, AWS, GitLab,
 Google). Values that do not look like secrets are not reported: shorter than
-8 characters, placeholders (`"<your-token>"`, `"changeme"`, `"dummy"`),
-variable names (`ENV_TOKEN = "GITHUB_TOKEN"`), text with spaces, or letters
-only. In test files only the prefixed tokens are reported. The message never
+8 characters, placeholders (`"<your-token>"`, `"changeme"`, `"dummy"`, and
+under a secret's name a value that says what it stands for:
+`"super-secret-token"`), variable names (`ENV_TOKEN = "GITHUB_TOKEN"`),
+snake_case identifiers (`"int8_asym_per_token"`), letters between
+punctuation (a vocabulary's `"@@PADDING@@"`, `"<|endoftext|>"`), text with
+spaces, or letters only. In test files only the prefixed tokens are reported. The message never
 repeats the secret.
 """
     why = """\
@@ -89,13 +100,24 @@ placeholders.
         import os
 
         HF_TOKEN = "hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"  # expect: RNK502
-        os.environ["WANDB_API_KEY"] = "3f9a1c0d7e6b5a4f3e2d1c0b"  # expect: RNK502
+        os.environ["WANDB_API_KEY"] = "3f9a1c0d7e6b5a4f3e2d1c0b"  # expect: RNK502(medium)
 
 
         def login(client):
-            client.connect(password="s3cr3t-passw0rd")  # expect: RNK502
+            client.connect(password="s3cr3t-pa55w0rd")  # expect: RNK502(medium)
         """,
     )
+    tiers = """\
+Each finding records what makes the string a secret (**source**):
+
+- `token-prefix` (high): the value has a well-known token prefix and shape
+  (`hf_...`, `sk-...`, `ghp_...`, `AKIA...`): a secret wherever it stands.
+- `secret-name` (medium): only the name says so (`*_TOKEN`, `api_key=`,
+  `password=`). In ML code a "token" is often a vocabulary entry
+  (`PAD_TOKEN = "@@PADDING@@"`) or a mode (`"int8_asym_per_token"`), and
+  demo code uses made-up values; those shapes are left out, but a name alone
+  is not enough for the default run.
+"""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -121,13 +143,21 @@ placeholders.
         if name is None or self.ctx.is_test or not _SECRET_NAME.search(name):
             return
         literal = string_value(value)
-        if literal is None or not _looks_secret(literal):
+        if literal is None:
+            return
+        kind = _prefixed(literal)
+        if kind is None and not _looks_secret(literal):
             return
         self._skip.add(id(value))
+        if kind is not None:
+            source = _prefix_link(kind)
+        else:
+            source = Link("secret-name", f"`{name}` names a secret", MEDIUM)
         self.report(
             value,
             f"`{name}` is given a literal secret: it ships with every copy of this code and "
             f"stays in the history; read it from the environment or a secret store at run time",
+            evidence=Evidence(source=source),
         )
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
@@ -136,28 +166,48 @@ placeholders.
         value = string_value(node)
         if value is None or len(value) > 200:
             return
-        for pattern, kind in _TOKEN_PREFIXES:
-            if pattern.search(value) and not _PLACEHOLDER.search(value):
-                self._skip.add(id(node))
-                self.report(
-                    node,
-                    f"this string looks like {kind}: a secret in code ships with every copy "
-                    f"and stays in the history; revoke it and read it from the environment",
-                )
-                return
+        kind = _prefixed(value)
+        if kind is not None:
+            self._skip.add(id(node))
+            self.report(
+                node,
+                f"this string looks like {kind}: a secret in code ships with every copy "
+                f"and stays in the history; revoke it and read it from the environment",
+                evidence=Evidence(source=_prefix_link(kind)),
+            )
+
+
+def _prefix_link(kind: str) -> Link:
+    return Link("token-prefix", f"the value looks like {kind}", HIGH)
+
+
+def _prefixed(value: str) -> str | None:
+    """What kind of token ``value`` holds by its prefix, if any (not a placeholder)."""
+    if _PLACEHOLDER_PREFIXED.search(value):
+        return None
+    for pattern, kind in _TOKEN_PREFIXES:
+        if pattern.search(value):
+            return kind
+    return None
 
 
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+# A snake_case identifier (`int8_asym_per_token`): a mode or a key, not a secret.
+_SNAKE_CASE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 
 
 def _looks_secret(value: str) -> bool:
-    """Long enough, no placeholder, not a variable name (``"GITHUB_TOKEN"``), no spaces."""
+    """Long enough, no placeholder, not a variable name (``"GITHUB_TOKEN"``) or a
+    snake_case identifier, no spaces, and not letters alone between punctuation
+    (``"@@PADDING@@"``, ``"<|endoftext|>"``: a vocabulary's special tokens)."""
     return (
         len(value) >= 8
         and not _PLACEHOLDER.search(value)
         and not _ENV_NAME.fullmatch(value)
+        and not _SNAKE_CASE.fullmatch(value)
         and not any(character.isspace() for character in value)
         and any(not character.isalpha() for character in value)
+        and not "".join(filter(str.isalnum, value)).isalpha()
     )
 
 
