@@ -52,14 +52,14 @@ def test_host_sync_in_library_file_under_defaults_is_reported() -> None:
 
 
 HOT_FUNCTION_SYNC = """\
-def train_step(model, batch):
+def check_step(model, batch):  # ranklint: hot
     loss = model(batch)
     loss.backward()
     print(loss.item())
 """
 
 
-def test_host_sync_of_a_hot_function_in_test_file_with_empty_test_ignores_is_reported() -> None:
+def test_host_sync_of_a_marked_function_in_test_file_with_empty_test_ignores_is_reported() -> None:
     config = Config(root=Path.cwd(), extend_select=("RNK201",), test_ignores=())
 
     codes = _codes(HOT_FUNCTION_SYNC, "tests/test_train.py", config)
@@ -67,11 +67,16 @@ def test_host_sync_of_a_hot_function_in_test_file_with_empty_test_ignores_is_rep
     assert codes == ["RNK201"]
 
 
-def test_step_loop_in_test_file_makes_nothing_hot_even_with_empty_test_ignores() -> None:
-    # A test's loop checks the code it calls; it is no training run.
+@pytest.mark.parametrize(
+    "source", [STEP_LOOP_SYNC, HOT_FUNCTION_SYNC.replace("  # ranklint: hot", "")]
+)
+def test_step_loop_or_step_function_in_test_file_makes_nothing_hot_even_with_empty_test_ignores(
+    source: str,
+) -> None:
+    # A test checks the code it runs; it is no training run.
     config = Config(root=Path.cwd(), extend_select=("RNK201",), test_ignores=())
 
-    codes = _codes(STEP_LOOP_SYNC, "tests/test_train.py", config)
+    codes = _codes(source.replace("check_step", "train_step"), "tests/test_train.py", config)
 
     assert codes == []
 

@@ -104,8 +104,9 @@ class HotRegions:
         scans: list[FunctionRef] = []
         for module in self.index.summaries:
             for function in (module.module, *module.functions.values()):
-                if _in_a_test(module, function):
-                    continue  # a test's loops check the code, they are no training
+                marked = function.hot is not None and function.hot.kind is HotKind.MARKED
+                if _in_a_test(module, function) and not marked:
+                    continue  # a test checks the code it runs; `# ranklint: hot` says otherwise
                 ref = FunctionRef(module, function)
                 reason = self._hot_reason(module, function)
                 if reason is not None:

@@ -105,9 +105,11 @@ Code that does not run every step is not hot:
 - under a check that a value is broken: `if torch.isnan(loss).any():`,
   `if math.isinf(x):`, `if not torch.isfinite(loss).all():` (the check
   itself runs every step);
-- tests: a step loop in a file that matches `test-patterns` or is named
-  `test.py` or `tests.py`, in a `test_*` function or in a method of a
-  `Test*` class checks the code it calls; it makes nothing hot.
+- tests: code in a file that matches `test-patterns` or is named `test.py`
+  or `tests.py`, in a `test_*` function or in a method of a `Test*` class
+  checks the code it runs: neither its step loops nor its step functions
+  (`train_step`, a module's `forward`) make anything hot, unless marked
+  `# ranklint: hot`.
 
 Set `allow-periodic-sync = false` to report periodic and once-only code too.
 
