@@ -1,4 +1,5 @@
-"""RNK108: a parameter counts as a process group only where the function uses it as one."""
+"""RNK108: a parameter counts as a process group only where the function uses it as one;
+when its fix is offered, and the exact messages of its findings and fix."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 
 from ranklint import Config, lint_source
 from ranklint.testing import actual_findings, expected_findings
+from tests.fix_cases import dedented, rule_findings, rule_fixed
 
 
 def _check(source: str) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
@@ -99,3 +101,108 @@ def test_parameters_not_used_as_groups_or_world_size_not_divided_are_silent(
     found, _ = _check(source)
 
     assert found == []
+
+
+# -- its fix: for a process group for certain, or not; its messages ------------
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        pytest.param(
+            """
+            import torch.distributed as dist
+            from torch.distributed.device_mesh import DeviceMesh
+
+
+            def sync(t, mesh: DeviceMesh):
+                dist.all_reduce(t, group=mesh)
+                dist.barrier()
+            """,
+            id="parameter-annotated-device-mesh",
+        ),
+        pytest.param(
+            """
+            import torch.distributed as dist
+            from torch.distributed.device_mesh import DeviceMesh
+
+
+            def sync(t: Tensor, mesh: DeviceMesh):
+                dist.all_reduce(t, group=mesh)
+                dist.barrier()
+            """,
+            id="device-mesh-annotation-after-another-annotated-parameter",
+        ),
+        pytest.param(
+            """
+            import deepspeed.comm as dc
+
+
+            def sync(t, pg):
+                dc.all_reduce(t, group=pg)
+                dc.barrier()
+            """,
+            id="collective-outside-torch-distributed",
+        ),
+    ],
+)
+def test_group_fix_is_not_offered_unless_a_torch_collective_ignores_a_process_group(
+    source: str,
+) -> None:
+    findings = rule_findings("RNK108", dedented(source))
+
+    assert len(findings) == 1
+    assert findings[0].fix is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(
+            "    print(pg.size())\n",
+            id="other-attribute-of-the-parameter-is-no-mesh-use",
+        ),
+        pytest.param(
+            "    sub = registry.get_group(0)\n",
+            id="get-group-of-another-object-is-no-mesh-use",
+        ),
+        pytest.param(
+            "    def inner(pg):\n        return pg.get_group(0)\n",
+            id="get-group-in-a-nested-function-is-no-mesh-use",
+        ),
+    ],
+)
+def test_group_fix_passes_the_parameter_when_nothing_uses_it_as_a_mesh(body: str) -> None:
+    head = "import torch.distributed as dist\n\n\ndef sync(t, pg):\n"
+    head += "    dist.all_reduce(t, group=pg)\n" + body
+
+    fixed = rule_fixed("RNK108", head + "    dist.barrier()\n")
+
+    assert fixed == head + "    dist.barrier(group=pg)\n"
+
+
+def test_ignored_process_group_messages_name_the_call_and_the_parameter() -> None:
+    source = dedented(
+        """
+        import torch.distributed as dist
+
+
+        def average(t, dp_group):
+            dist.all_reduce(t, group=dp_group)
+            dist.barrier()
+            return t / dist.get_world_size()
+        """
+    )
+
+    barrier, division = rule_findings("RNK108", source)
+
+    tail = (
+        " uses the default group although this function takes `dp_group`: it runs over all "
+        "ranks instead of the caller's group; pass `group=dp_group` (for a mesh, "
+        "`group=dp_group.get_group(dim)`)"
+    )
+    assert barrier.message == "`barrier`" + tail
+    assert barrier.fix is not None
+    assert barrier.fix.message == "Pass the function's group: `group=dp_group`"
+    assert division.message == "`get_world_size()`" + tail
+    assert division.fix is None
