@@ -1,11 +1,15 @@
-"""Helpers shared by the tests of fixes: fixes, pending fixes and findings built by hand."""
+"""Helpers shared by the tests of fixes: fixes, pending fixes and findings built by hand,
+and one rule's findings and fixes on a snippet."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import libcst as cst
 
+from ranklint import Config, lint_source
+from ranklint.faces.fixing import fix_text
 from ranklint.findings import Applicability, Edit, Finding, Fix, Severity
 from ranklint.rules import PendingFinding, PendingFix, rule_by_code
 
@@ -41,3 +45,26 @@ def finding_with(path: Path, fix: Fix, *, message: str = "m") -> Finding:
     return Finding(
         "RNK103", "missing-root", Severity.WARNING, message, str(path), 1, 1, 1, 2, fix=fix
     )
+
+
+def dedented(text: str) -> str:
+    """``text`` dedented, without its leading blank lines and indentation."""
+    return textwrap.dedent(text).lstrip()
+
+
+def rule_findings(code: str, source: str, path: str = "m.py") -> list[Finding]:
+    """The findings of the rule ``code`` on ``source`` at ``path`` (every confidence);
+    fails the test on internal errors."""
+    result = lint_source(source, path, Config(select=(code,), confidence="low"))
+    assert result.errors == []
+    return [finding for finding in result.findings if finding.code == code]
+
+
+def rule_fixed(code: str, source: str, path: str = "m.py") -> str:
+    """``source`` with every fix of the rule ``code`` applied (unsafe ones included)."""
+
+    def relint(text: str) -> list[Finding]:
+        return rule_findings(code, text, path)
+
+    fixed, _ = fix_text(source, relint(source), relint, unsafe=True)
+    return fixed

@@ -3,10 +3,13 @@ engine's turning of node replacements into edits."""
 
 from __future__ import annotations
 
+import logging
+import sys
+
 import libcst as cst
 import pytest
 
-from ranklint.engine.fixing import fixes_of
+from ranklint.engine.fixing import _block_indent, _code, fixes_of
 from ranklint.findings import Edit, Fix
 from ranklint.fixes import Lines, apply_fixes, smallest_edit
 from ranklint.rules import PendingFinding, rule_by_code
@@ -79,6 +82,22 @@ def test_smallest_edit_across_lines_gives_line_and_column_of_each_end() -> None:
     assert edit == Edit(3, 1, 3, 1, "    b,\n")
 
 
+def test_smallest_edit_starts_at_the_first_character_when_only_that_one_differs() -> None:
+    lines = Lines("abc")
+
+    edit = smallest_edit(lines, 0, 3, "xbc")
+
+    assert edit == Edit(1, 1, 1, 2, "x")
+
+
+def test_smallest_edit_leaves_out_a_shared_end_of_several_characters() -> None:
+    lines = Lines("xab")
+
+    edit = smallest_edit(lines, 0, 3, "yab")
+
+    assert edit == Edit(1, 1, 1, 2, "y")
+
+
 # -- apply_fixes ---------------------------------------------------------------
 
 
@@ -133,6 +152,103 @@ def test_apply_fixes_skips_a_fix_that_does_not_fit_the_text(fix: Fix) -> None:
     assert apply_fixes("abc\n", [fix]) == ("abc\n", [])
 
 
+@pytest.mark.parametrize(
+    "unfit",
+    [
+        pytest.param(safe_fix(), id="no-edit"),
+        pytest.param(safe_fix(Edit(1, 1, 1, 2, "X")), id="same-edits-as-an-earlier-fix"),
+        pytest.param(safe_fix(Edit(7, 1, 7, 1, "x")), id="a-line-the-text-does-not-have"),
+        pytest.param(safe_fix(Edit(1, 3, 1, 2, "x")), id="ends-before-it-starts"),
+        pytest.param(
+            safe_fix(Edit(1, 1, 1, 3, "x"), Edit(1, 2, 1, 2, "y")), id="its-own-edits-overlap"
+        ),
+    ],
+)
+def test_apply_fixes_still_applies_the_fixes_after_one_it_skips(unfit: Fix) -> None:
+    first = safe_fix(Edit(1, 1, 1, 2, "X"))
+    later = safe_fix(Edit(1, 4, 1, 5, "D"))
+
+    fixed, done = apply_fixes("abcd", [first, unfit, later])
+
+    assert fixed == "XbcD"
+    assert done == [first, later]
+
+
+def test_apply_fixes_still_applies_a_fix_after_one_left_for_the_next_round() -> None:
+    first = safe_fix(Edit(1, 1, 1, 2, "A"))
+    overlapping = safe_fix(Edit(1, 1, 1, 3, "B"))
+    later = safe_fix(Edit(1, 4, 1, 5, "D"))
+
+    fixed, done = apply_fixes("abcd", [first, overlapping, later])
+
+    assert fixed == "AbcD"
+    assert done == [first, later]
+
+
+def test_apply_fixes_takes_the_fix_that_starts_first_even_when_another_ends_sooner() -> None:
+    wide = safe_fix(Edit(1, 1, 1, 5, "W"))
+    inner = safe_fix(Edit(1, 2, 1, 3, "I"))
+
+    fixed, done = apply_fixes("abcdef", [inner, wide])
+
+    assert fixed == "Wef"
+    assert done == [wide]
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        pytest.param(safe_fix(Edit(1, 1, 1, 2, "Y")), id="same-span"),
+        pytest.param(safe_fix(Edit(1, 1, 1, 3, "Y")), id="same-start-ends-later"),
+    ],
+)
+def test_apply_fixes_of_two_fixes_starting_at_one_place_takes_the_first_given(
+    second: Fix,
+) -> None:
+    first = safe_fix(Edit(1, 1, 1, 2, "X"))
+
+    fixed, done = apply_fixes("abc", [first, second])
+
+    assert fixed == "Xbc"
+    assert done == [first]
+
+
+@pytest.mark.parametrize(
+    ("edits", "fixed"),
+    [
+        pytest.param((Edit(1, 1, 1, 2, "X"), Edit(1, 2, 1, 3, "Y")), "XYc", id="adjacent"),
+        pytest.param(
+            (Edit(1, 1, 1, 1, "["), Edit(1, 2, 1, 2, ","), Edit(1, 3, 1, 3, "]")),
+            "[a,b]c",
+            id="three-insertions",
+        ),
+    ],
+)
+def test_apply_fixes_applies_a_fix_whose_own_edits_touch_without_overlapping(
+    edits: tuple[Edit, ...], fixed: str
+) -> None:
+    fix = safe_fix(*edits)
+
+    assert apply_fixes("abc", [fix]) == (fixed, [fix])
+
+
+def test_apply_fixes_skips_a_fix_whose_second_edit_starts_inside_the_first_and_ends_after() -> None:
+    fix = safe_fix(Edit(1, 1, 1, 3, "x"), Edit(1, 2, 1, 4, "y"))
+
+    assert apply_fixes("abcd", [fix]) == ("abcd", [])
+
+
+def test_apply_fixes_breaks_a_tie_of_starts_by_where_the_last_edit_ends() -> None:
+    one_edit = safe_fix(Edit(1, 1, 1, 5, "W"))
+    # Its first edit ends sooner, but its last one later.
+    two_edits = safe_fix(Edit(1, 1, 1, 2, "X"), Edit(1, 6, 1, 7, "Y"))
+
+    fixed, done = apply_fixes("abcdefg", [two_edits, one_edit])
+
+    assert fixed == "Wefg"
+    assert done == [one_edit]
+
+
 # -- codemods ------------------------------------------------------------------
 
 
@@ -142,7 +258,7 @@ def _call(code: str) -> cst.Call:
     return expression
 
 
-def _code(node: cst.CSTNode) -> str:
+def _code_of(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
@@ -164,7 +280,7 @@ def test_with_argument_adds_a_keyword_after_the_last_argument_keeping_the_layout
 ) -> None:
     call = _call(before)
 
-    assert _code(with_argument(call, keyword_argument("k", cst.Integer("0")))) == after
+    assert _code_of(with_argument(call, keyword_argument("k", cst.Integer("0")))) == after
 
 
 @pytest.mark.parametrize(
@@ -183,7 +299,7 @@ def test_as_keyword_renames_a_keyword_or_names_the_last_positional(
     fixed = as_keyword(call, call.args[index], "group_src")
 
     assert fixed is not None
-    assert _code(fixed) == after
+    assert _code_of(fixed) == after
 
 
 @pytest.mark.parametrize(("before", "index"), [("f(t, i, g)", 1), ("f(t, *a)", 1), ("f(t)", 5)])
@@ -201,6 +317,36 @@ def test_argument_holding_finds_the_argument_of_a_value_node() -> None:
 
     assert argument_holding(call, call.args[1].value) is call.args[1]
     assert argument_holding(call, cst.Name("b")) is None
+
+
+def _with_k(call: cst.Call) -> cst.Call:
+    return with_argument(call, keyword_argument("k", cst.Integer("0")))
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("f(a,\n  b,\n)", "f(a,\n  b,\n  k=0,\n)"),
+        ("f(a,  b,)", "f(a,  b,  k=0,)"),
+    ],
+)
+def test_with_argument_separates_the_new_argument_like_the_last_two_of_two(
+    before: str, after: str
+) -> None:
+    call = cst.parse_expression(before)
+    assert isinstance(call, cst.Call)
+
+    assert _code_of(_with_k(call)) == after
+
+
+@pytest.mark.parametrize("before", ["f(a)", "f(a, b)", "f(a,)", "f(\n    a,\n)"])
+def test_with_argument_builds_the_same_tree_as_parsing_its_code(before: str) -> None:
+    call = cst.parse_expression(before)
+    assert isinstance(call, cst.Call)
+
+    fixed = _with_k(call)
+
+    assert fixed.deep_equals(cst.parse_expression(_code_of(fixed)))
 
 
 # -- the engine's edits --------------------------------------------------------
@@ -274,3 +420,98 @@ def test_fixes_of_drops_a_fix_whose_code_cannot_be_generated_and_keeps_the_other
 
     assert fixes[0] is None
     assert fixes[1] is not None
+
+
+def _fixed_by_engine(text: str, new: cst.CSTNode | None = None) -> str | None:
+    """``text`` with its first call replaced (by ``new``, or with ``k=0`` added)."""
+    module = cst.parse_module(text)
+    call = first_call(module)
+    replacement = _with_k(call) if new is None else new
+    [fix] = fixes_of(module, text, [pending_fix_at(module, call, replacement)])
+    return None if fix is None else apply_fixes(text, [fix])[0]
+
+
+# The call's own lines are indented by its block ("if y:"); the line it starts on is a
+# continuation, indented further, by an odd number of spaces more than the block.
+_ON_A_CONTINUATION_LINE = (
+    "if x:\n    if y:\n        z = (1 +\n             f(\n            a))\n",
+    "if x:\n    if y:\n        z = (1 +\n             f(\n            a, k=0))\n",
+)
+# The call starts its line, two blocks deep; the first line after a line break is
+# indented less (by the outer block).
+_NESTED = (
+    "if x:\n    if y:\n        f(\n            a,\n        )\n",
+    "if x:\n    if y:\n        f(\n            a,\n            k=0,\n        )\n",
+)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r", "\r\n"], ids=["lf", "cr", "crlf"])
+@pytest.mark.parametrize(
+    ("text", "fixed"), [_ON_A_CONTINUATION_LINE, _NESTED], ids=["continuation", "nested"]
+)
+def test_fixes_of_finds_the_block_indentation_of_a_multi_line_call_with_any_line_ending(
+    text: str, fixed: str, newline: str
+) -> None:
+    source = text.replace("\n", newline)
+
+    assert _fixed_by_engine(source) == fixed.replace("\n", newline)
+
+
+def test_fixes_of_indents_a_multi_line_replacement_by_the_block_not_by_the_code_before_it() -> None:
+    # The old call's second line is not indented by its block: any indentation fits it.
+    text = "if y:\n    z = f(a,\n  b)\n"
+    new = cst.parse_expression("g(\n    a,\n)")
+
+    assert _fixed_by_engine(text, new) == "if y:\n    z = g(\n        a,\n    )\n"
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r"], ids=["lf", "cr"])
+def test_block_indent_reads_the_indentation_after_a_line_break_that_starts_the_text(
+    newline: str,
+) -> None:
+    module = cst.parse_module("if x:\n    f(\n        a,\n    )\n".replace("\n", newline))
+    call = first_call(module)
+    # The call's line follows the line break at offset 0.
+    text = "\n    f(\n        a,\n    )".replace("\n", newline)
+
+    assert _block_indent(module, call, text, 5, len(text)) == "    "
+
+
+def test_fixes_of_without_libcsts_codegen_state_still_fixes_a_one_line_call_in_a_block(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "libcst._nodes.internal", None)
+
+    assert _fixed_by_engine("if y:\n    x = f(a)\n") == "if y:\n    x = f(a, k=0)\n"
+
+
+def test_code_indents_a_nested_block_by_the_modules_own_indentation() -> None:
+    module = cst.parse_module("class C:\n  def f(self):\n    return 1\n")
+    [cls] = module.body
+    assert isinstance(cls, cst.ClassDef)
+    [method] = cls.body.body
+
+    assert _code(module, method, "  ") == "  def f(self):\n    return 1\n"
+
+
+def test_fixes_of_logs_a_failure_only_for_the_fix_that_failed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    text = "x = f(a)\n"
+    module = cst.parse_module(text)
+    call = first_call(module)
+    invalid = call.deep_clone()
+    object.__setattr__(invalid, "args", (object(),))  # generating its code raises
+    pending = [
+        pending_fix_at(module, call, None),
+        pending_fix_at(module, call, invalid),
+        pending_fix_at(module, call, _with_k(call)),
+    ]
+    caplog.set_level(logging.DEBUG, logger="ranklint.engine.fixing")
+
+    fixes = fixes_of(module, text, pending)
+
+    assert fixes[:2] == [None, None]
+    assert fixes[2] is not None
+    failures = [r.getMessage() for r in caplog.records if r.name == "ranklint.engine.fixing"]
+    assert failures == ["RNK103: fix failed"]

@@ -118,12 +118,12 @@ class Rule(NodeVisitor):
     valid: ClassVar[Sequence[str]]
     invalid: ClassVar[Sequence[str]]
     # How to prove or clear a finding with the runtime companion (Markdown with
-    # one runnable ``python`` block; tests/test_runtime_rule_docs.py runs it).
+    # one runnable ``python`` block; tests/runtime/test_rule_docs.py runs it).
     runtime_check: ClassVar[str] = ""
     # Its fixes: which kinds it offers (safe, unsafe or both; empty: none), and
     # (Markdown) what each changes and why it keeps behaviour, or why it may not.
     # A rule with a fix has ``fixes``: (before, after) examples, checked by the
-    # test suite (tests/test_rule_fixes.py) and shown in the docs.
+    # test suite (tests/rules/test_rule_fixes.py) and shown in the docs.
     fix_applicability: ClassVar[frozenset[Applicability]] = frozenset()
     fix_safety: ClassVar[str] = ""
     # (Markdown) Which evidence its findings record and which evidence gives

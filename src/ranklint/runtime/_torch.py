@@ -12,7 +12,7 @@ The runtime companion depends on four things torch does not promise to keep:
 
 :func:`threads_api` and :func:`read_flight_recorder` check them and fail with
 :class:`TorchAdapterError`, naming what moved, so that a torch release that
-changes them fails loudly (``tests/test_runtime_adapter.py``) instead of hanging.
+changes them fails loudly (``tests/runtime/test_adapter.py``) instead of hanging.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import pytest
 
 from ranklint.analysis.axes import GLOBAL_AXIS
 from ranklint.analysis.rank import Taint
-from tests.test_rank_taint import taint, taints
+from tests.analysis.test_rank_taint import taint, taints
 
 _ALL = frozenset({GLOBAL_AXIS})
 _TP = frozenset({"tp"})

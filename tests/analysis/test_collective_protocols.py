@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_rank_values import _check
+from tests.analysis.test_rank_values import _check
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -1,20 +1,24 @@
 """`ranklint check --fix / --diff / --unsafe-fixes / --show-fixes / --exit-non-zero-on-fix`
-through the real CLI, and the fix field of the machine-readable formats."""
+through the real CLI, and the fix field of the machine-readable formats; `FixedSource.diff`,
+the rounds of `fix_text`, and the files `plan_fixes` and `write_fixes` leave alone."""
 
 from __future__ import annotations
 
+import errno
 import io
 import json
+import os
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from ranklint.config import Config
-from ranklint.faces.fixing import plan_fixes, write_fixes
-from ranklint.findings import Applicability, Edit, Fix
+from ranklint.faces.fixing import FixedSource, FixReport, fix_text, plan_fixes, write_fixes
+from ranklint.findings import Applicability, Edit, Finding, Fix, Severity
 from tests.conftest import write
-from tests.fix_cases import finding_with
+from tests.fix_cases import finding_with, safe_fix
 
 # RNK103 on the default group (a safe fix) and RNK110 (an unsafe one), in one file.
 SOURCE = """
@@ -271,3 +275,187 @@ def test_an_unsafe_fix_is_planned_only_with_unsafe(tmp_path: Path) -> None:
 
     assert without.sources == []
     assert [source.after for source in with_unsafe.sources] == ["x = f(1, 2)\n"]
+
+
+# -- FixedSource.diff ----------------------------------------------------------
+
+
+def test_diff_keeps_unchanged_lines_as_context() -> None:
+    source = FixedSource("p.py", "a\nb\nc\n", "a\nB\nc\n", [])
+
+    assert source.diff() == "--- p.py\n+++ p.py\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
+
+
+def test_diff_ends_every_line_with_a_newline_when_the_text_has_no_final_one() -> None:
+    source = FixedSource("p.py", "a\nb", "a\nc", [])
+
+    assert source.diff() == "--- p.py\n+++ p.py\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"
+
+
+# -- fix_text ------------------------------------------------------------------
+
+
+def _pairs(text: str) -> list[Finding]:
+    """A toy linter of one-line texts: each "aa" is a finding, fixed by making it "b"."""
+    return [
+        Finding(
+            "RNK999",
+            "pair",
+            Severity.WARNING,
+            "pair",
+            "t.py",
+            1,
+            i + 1,
+            1,
+            i + 3,
+            fix=safe_fix(Edit(1, i + 1, 1, i + 3, "b")),
+        )
+        for i in range(len(text) - 1)
+        if text[i : i + 2] == "aa"
+    ]
+
+
+def test_fix_text_fixes_in_later_rounds_what_the_relinted_text_still_has() -> None:
+    # The three overlapping pairs of "aaaa": the first is fixed, then the one
+    # that remains in "baa".
+    fixed, done = fix_text("aaaa", _pairs("aaaa"), _pairs, unsafe=False)
+
+    assert fixed == "bb"
+    assert done == [_pairs("aaaa")[0], *_pairs("baa")]
+
+
+def test_fix_text_does_not_count_a_fix_left_for_a_round_that_no_longer_needs_it() -> None:
+    first, overlapping = _pairs("aaa")
+
+    fixed, done = fix_text("aaa", [first, overlapping], _pairs, unsafe=False)
+
+    assert fixed == "ba"
+    assert done == [first]
+
+
+def test_fix_text_with_fixes_that_change_nothing_returns_the_text_and_no_fixed_finding() -> None:
+    same = Finding(
+        "RNK999",
+        "n",
+        Severity.WARNING,
+        "m",
+        "t.py",
+        1,
+        1,
+        1,
+        2,
+        fix=safe_fix(Edit(1, 1, 1, 2, "x")),
+    )
+
+    assert fix_text("x = 1\n", [same], _pairs, unsafe=False) == ("x = 1\n", [])
+
+
+# -- plan_fixes and write_fixes -------------------------------------------------
+
+
+_ADD = Edit(1, 8, 1, 8, ", 2")
+
+
+def _unreadable(folder: Path) -> tuple[Finding, bool]:
+    return finding_with(folder / "a.py", safe_fix(_ADD)), True
+
+
+def _only_unsafe(folder: Path) -> tuple[Finding, bool]:
+    path = write(folder / "a.py", "x = f(1)\n")
+    return finding_with(path, Fix(Applicability.UNSAFE, "add", (_ADD,))), False
+
+
+def _no_change(folder: Path) -> tuple[Finding, bool]:
+    path = write(folder / "a.py", "x = f(1)\n")
+    return finding_with(path, safe_fix(Edit(1, 1, 1, 2, "x"))), False
+
+
+def _breaks_the_syntax(folder: Path) -> tuple[Finding, bool]:
+    path = write(folder / "a.py", "x = f(1)\n")
+    return finding_with(path, safe_fix(Edit(1, 9, 1, 9, "(("))), True
+
+
+# Each makes a.py, a file plan_fixes leaves alone: its finding, and whether it is refused.
+_LEFT_ALONE = [_unreadable, _only_unsafe, _no_change, _breaks_the_syntax]
+
+
+@pytest.mark.parametrize("left_alone", _LEFT_ALONE, ids=lambda make: make.__name__.strip("_"))
+def test_plan_fixes_still_plans_the_files_after_one_it_leaves_alone(
+    tmp_path: Path, left_alone: Callable[[Path], tuple[Finding, bool]]
+) -> None:
+    skipped, refused = left_alone(tmp_path)
+    good = write(tmp_path / "b.py", "x = f(1)\n")
+
+    report = plan_fixes([skipped, finding_with(good, safe_fix(_ADD))], Config(), unsafe=False)
+
+    assert [(source.path, source.after) for source in report.sources] == [
+        (str(good), "x = f(1, 2)\n")
+    ]
+    assert [path for path, _ in report.refused] == ([skipped.path] if refused else [])
+
+
+def test_plan_fixes_refuses_an_unreadable_file_with_why(tmp_path: Path) -> None:
+    missing = tmp_path / "a.py"
+
+    report = plan_fixes([finding_with(missing, safe_fix(_ADD))], Config(), unsafe=False)
+
+    assert report.sources == []
+    [(path, why)] = report.refused
+    assert path == str(missing)
+    assert why.startswith("cannot read it: ")
+    assert os.strerror(errno.ENOENT) in why
+
+
+def test_plan_fixes_relints_the_fixed_file_and_fixes_what_its_rules_find_there(
+    tmp_path: Path,
+) -> None:
+    # The hand-made fix puts a broadcast on the default group; RNK103 then writes
+    # its root out (on the subgroup it offered only an unsafe fix).
+    text = (
+        "import torch.distributed as dist\n\n\n"
+        "def share(objs, tp_group):\n"
+        "    dist.broadcast_object_list(objs, group=tp_group)\n"
+    )
+    path = write(tmp_path / "a.py", text)
+    default = finding_with(path, safe_fix(Edit(5, 36, 5, 52, "")), message="hand")
+
+    report = plan_fixes([default], Config(), unsafe=False)
+
+    [source] = report.sources
+    assert source.after == text.replace("(objs, group=tp_group)", "(objs, src=0)")
+    assert source.fixed[0] == default
+    assert [(f.code, f.path) for f in source.fixed[1:]] == [("RNK103", str(path))]
+
+
+def _planned(folder: Path, name: str) -> tuple[Path, FixReport]:
+    path = write(folder / name, "x = f(1)\n")
+    return path, plan_fixes([finding_with(path, safe_fix(_ADD))], Config(), unsafe=False)
+
+
+def test_write_fixes_still_writes_the_files_after_one_changed_on_disk(tmp_path: Path) -> None:
+    changed, first = _planned(tmp_path, "a.py")
+    kept, second = _planned(tmp_path, "b.py")
+    report = FixReport(sources=first.sources + second.sources)
+    changed.write_text("y = 2\n")
+
+    write_fixes(report)
+
+    assert changed.read_text() == "y = 2\n"
+    assert kept.read_text() == "x = f(1, 2)\n"
+    assert [source.path for source in report.sources] == [str(kept)]
+
+
+def test_write_fixes_refuses_a_file_it_cannot_write_with_why_and_writes_the_others(
+    tmp_path: Path,
+) -> None:
+    deleted, first = _planned(tmp_path, "a.py")
+    kept, second = _planned(tmp_path, "b.py")
+    report = FixReport(sources=first.sources + second.sources)
+    deleted.unlink()
+
+    write_fixes(report)
+
+    assert report.refused == [(str(deleted), f"cannot write it: {os.strerror(errno.ENOENT)}")]
+    assert not deleted.exists()
+    assert kept.read_text() == "x = f(1, 2)\n"
+    assert [source.path for source in report.sources] == [str(kept)]

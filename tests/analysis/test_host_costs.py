@@ -45,7 +45,8 @@ FACTORY_ADVICE = (
 
 def lint(source: str) -> list[Finding]:
     """Findings of RNK201-RNK203 (RNK203 is off by default) on a whole file."""
-    # Every tier: these tests are about what is recorded (the tiers: test_sync_tiers.py).
+    # Every tier: these tests are about what is recorded (the tiers:
+    # tests/rules/hot_path/test_host_sync_in_hot_path.py).
     result = lint_source(source, "snippet.py", Config(select=HOT, confidence="low"))
     assert result.errors == []
     return result.findings

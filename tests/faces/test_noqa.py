@@ -1,9 +1,15 @@
-"""--add-noqa: every current finding suppressed where it is; the next run is clean."""
+"""--add-noqa: every current finding suppressed where it is, so that the next run is
+clean; and the lines it edits or refuses."""
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
+import pytest
+
+from ranklint.faces import noqa
 from ranklint.faces.noqa import add_noqa
 from ranklint.findings import Finding, Severity
 from tests.conftest import write
@@ -112,3 +118,102 @@ def test_add_noqa_with_baseline_is_a_usage_error(run_cli, tmp_path: Path) -> Non
 
     assert result.code == 2
     assert "pick one" in result.err
+
+
+# -- the lines it edits or refuses ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "edited"),
+    [
+        pytest.param("x = 1   \n", "x = 1  # noqa: RNK102\n", id="trailing-spaces-dropped"),
+        pytest.param("x = MAX\n", "x = MAX  # noqa: RNK102\n", id="only-the-ending-split-off"),
+        pytest.param(
+            "x = 1  # noqa:E501,W291\n",
+            "x = 1  # noqa:E501, W291, RNK102\n",
+            id="merged-into-a-list-without-spaces",
+        ),
+    ],
+)
+def test_add_noqa_appends_the_code_after_the_lines_text_or_into_its_noqa_list(
+    tmp_path: Path, line: str, edited: str
+) -> None:
+    path = write(tmp_path / "a.py", line)
+
+    report = add_noqa([_finding(path, 1)])
+
+    assert path.read_text(encoding="utf-8") == edited
+    assert (report.added, report.files) == (1, [str(path)])
+
+
+def test_add_noqa_leaves_a_line_whose_noqa_list_already_names_the_code(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.py", "x = 1  # noqa: E501, RNK102\n")
+
+    report = add_noqa([_finding(path, 1)])
+
+    assert path.read_text(encoding="utf-8") == "x = 1  # noqa: E501, RNK102\n"
+    assert (report.added, report.files, report.refused) == (0, [], [])
+
+
+def test_add_noqa_still_places_the_findings_after_one_it_cannot_place(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.py", 'x = f("""\nabc\n""")\ny = 2\n')
+    inside = _finding(path, 2)
+
+    report = add_noqa([inside, _finding(path, 4)])
+
+    assert report.unplaced == [inside]
+    assert report.added == 1
+    assert path.read_text(encoding="utf-8") == 'x = f("""\nabc\n""")\ny = 2  # noqa: RNK102\n'
+
+
+def test_add_noqa_edits_a_file_that_parses_though_the_compiler_would_reject_it(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path / "a.py", "return 1\n")
+
+    report = add_noqa([_finding(path, 1)])
+
+    assert report.refused == []
+    assert path.read_text(encoding="utf-8") == "return 1  # noqa: RNK102\n"
+
+
+def test_add_noqa_refuses_a_file_it_cannot_read_and_says_why(tmp_path: Path) -> None:
+    missing = tmp_path / "gone.py"
+
+    report = add_noqa([_finding(missing, 1)])
+
+    ((path, reason),) = report.refused
+    assert path == str(missing)
+    assert reason.startswith("cannot read it: ")
+    assert os.strerror(errno.ENOENT) in reason
+
+
+def test_add_noqa_refuses_an_edit_that_would_not_compile_and_keeps_the_file(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path / "a.py", "x = = 1\n")
+
+    report = add_noqa([_finding(path, 1)])
+
+    ((refused, reason),) = report.refused
+    assert refused == str(path)
+    assert reason.startswith("the edited file would not compile: ")
+    assert (report.added, report.files) == (0, [])
+    assert path.read_text(encoding="utf-8") == "x = = 1\n"
+
+
+def test_add_noqa_reports_a_file_it_cannot_write_with_the_systems_reason(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path / "a.py", "x = 1\n")
+
+    def failing(file: Path, data: bytes) -> None:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(file))
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(noqa, "replace_file", failing)
+        report = add_noqa([_finding(path, 1)])
+
+    assert report.refused == [(str(path), f"cannot write it: {os.strerror(errno.EACCES)}")]
+    assert (report.added, report.files) == (0, [])
+    assert path.read_text(encoding="utf-8") == "x = 1\n"

@@ -19,7 +19,8 @@ HOT = ("RNK201", "RNK202", "RNK203")
 
 
 def _with_rnk201(config: Config) -> Config:
-    # Every tier: these tests are about what is hot (the tiers: test_sync_tiers.py).
+    # Every tier: these tests are about what is hot (the tiers:
+    # tests/rules/hot_path/test_host_sync_in_hot_path.py).
     config = replace(config, confidence="low")
     if config.select is not None:
         return config

@@ -12,8 +12,9 @@ from ranklint import Config, lint_paths, lint_source
 from ranklint.findings import Severity
 from ranklint.rules import RULE_MODULES, _import_rule_modules, rule_by_code
 from ranklint.rules.base import Rule, registered_rules
+from tests.conftest import REPO_ROOT
 
-RULES = Path(__file__).resolve().parent.parent / "src" / "ranklint" / "rules"
+RULES = REPO_ROOT / "src" / "ranklint" / "rules"
 
 # -- RNK107: library code only ---------------------------------------------------
 

@@ -1,12 +1,22 @@
-"""--baseline: record today's findings, fail only on new ones, report and prune stale records."""
+"""--baseline: record today's findings, fail only on new ones, report and prune stale records;
+the exact fingerprint, path and file format of a baseline, and the counts it loads and
+compares."""
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
+import locale
+import os
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from ranklint.faces.baseline import BaselineError, compare, key_of, load, render
+from ranklint.findings import Finding, Severity
 from tests.conftest import write
 
 TRAIN = """\
@@ -288,3 +298,220 @@ def test_fully_matched_record_of_a_missing_path_is_not_matched_again(tmp_path: P
         2,
         Counter({((code, "gone.py", digest), (code, "now.py", digest)): 1}),
     )
+
+
+# -- baseline: helpers of the edge cases below ---------------------------------
+
+
+def _finding(path: Path, line: int, end_line: int | None = None, code: str = "RNK102") -> Finding:
+    return Finding(code, "n", Severity.ERROR, "m", str(path), line, 1, end_line or line, 2)
+
+
+def _fingerprint(code: str, *lines: str) -> str:
+    text = "\n".join(lines)
+    return hashlib.sha256(f"{code}\0{text}".encode()).hexdigest()[:16]
+
+
+@pytest.fixture
+def ascii_locale() -> Iterator[None]:
+    """The locale's codec is ASCII, as on a machine whose default codec is not UTF-8."""
+    previous = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    try:
+        yield
+    finally:
+        locale.setlocale(locale.LC_CTYPE, previous)
+
+
+# -- baseline: keys -------------------------------------------------------------
+
+
+def test_fingerprint_is_the_sha256_prefix_of_the_code_and_the_spans_normalised_lines(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path / "train.py", "before = 0\na   =  1\n\tb = (2,    3)  \nafter = 4\n")
+
+    key = key_of(_finding(path, 2, 3), tmp_path, {})
+
+    assert key == ("RNK102", "train.py", _fingerprint("RNK102", "a = 1", "b = (2, 3)"))
+    assert len(key[2]) == 16
+
+
+def test_fingerprint_of_a_finding_in_a_file_that_cannot_be_read_covers_no_text(
+    tmp_path: Path,
+) -> None:
+    missing = tmp_path / "gone.py"
+
+    key = key_of(_finding(missing, 1), tmp_path, {})
+
+    assert key == ("RNK102", "gone.py", _fingerprint("RNK102", ""))
+
+
+def test_fingerprint_of_a_line_with_invalid_utf8_reads_the_bad_bytes_as_replacements(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "train.py"
+    path.write_bytes(b"x = '\xff'\n")
+
+    key = key_of(_finding(path, 1), tmp_path, {})
+
+    assert key[2] == _fingerprint("RNK102", "x = '\ufffd'")
+
+
+def test_fingerprint_of_a_non_ascii_line_does_not_depend_on_the_locale(
+    tmp_path: Path, ascii_locale: None
+) -> None:
+    path = write(tmp_path / "train.py", "name = 'données'\n")
+
+    key = key_of(_finding(path, 1), tmp_path, {})
+
+    assert key[2] == _fingerprint("RNK102", "name = 'données'")
+
+
+def test_path_of_a_key_is_relative_to_the_baselines_folder_not_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path / "src" / "train.py", "x = 1\n")
+    monkeypatch.chdir(tmp_path)
+
+    key = key_of(_finding(path, 1), tmp_path / "conf", {})
+
+    assert key[1] == "../src/train.py"
+
+
+def test_path_of_a_finding_on_another_drive_than_the_baseline_is_its_absolute_path(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path / "train.py", "x = 1\n")
+
+    def other_drive(path: str, start: str | None = None) -> str:
+        raise ValueError("path is on mount 'D:', start on mount 'C:'")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os.path, "relpath", other_drive)
+        key = key_of(_finding(path, 1), tmp_path / "conf", {})
+
+    assert key == (
+        "RNK102",
+        Path(os.path.abspath(path)).as_posix(),
+        _fingerprint("RNK102", "x = 1"),
+    )
+
+
+# -- baseline: the file ---------------------------------------------------------
+
+
+def test_render_writes_json_indented_by_two_spaces_with_a_final_newline(tmp_path: Path) -> None:
+    path = write(tmp_path / "train.py", "x = 1\n")
+    digest = _fingerprint("RNK102", "x = 1")
+
+    text = render([_finding(path, 1), _finding(path, 1)], tmp_path)
+
+    assert text == (
+        "{\n"
+        '  "ranklint-baseline": 1,\n'
+        '  "findings": [\n'
+        "    {\n"
+        '      "code": "RNK102",\n'
+        '      "path": "train.py",\n'
+        f'      "fingerprint": "{digest}",\n'
+        '      "count": 2\n'
+        "    }\n"
+        "  ]\n"
+        "}\n"
+    )
+
+
+def _entry(code: str = "RNK102", **extra: object) -> dict[str, object]:
+    return {"code": code, "path": "train.py", "fingerprint": "f" * 16, **extra}
+
+
+@pytest.mark.parametrize(
+    ("entries", "expected"),
+    [
+        pytest.param([_entry()], {"RNK102": 1}, id="no-count-is-one"),
+        pytest.param([_entry(count=3)], {"RNK102": 3}, id="count-as-written"),
+        pytest.param(
+            [_entry(count=1), _entry(count=2), _entry("RNK103")],
+            {"RNK102": 3, "RNK103": 1},
+            id="repeated-entries-add-up",
+        ),
+    ],
+)
+def test_load_counts_each_recorded_key(
+    tmp_path: Path, entries: list[dict[str, object]], expected: dict[str, int]
+) -> None:
+    file = tmp_path / "baseline.json"
+    file.write_text(json.dumps({"ranklint-baseline": 1, "findings": entries}), encoding="utf-8")
+
+    counts = load(file)
+
+    assert counts == Counter({(code, "train.py", "f" * 16): n for code, n in expected.items()})
+
+
+def test_load_reads_a_non_ascii_path_whatever_the_locale(
+    tmp_path: Path, ascii_locale: None
+) -> None:
+    file = tmp_path / "baseline.json"
+    entry = {"code": "RNK102", "path": "données/train.py", "fingerprint": "f" * 16}
+    document = json.dumps({"ranklint-baseline": 1, "findings": [entry]}, ensure_ascii=False)
+    file.write_bytes(document.encode("utf-8"))
+
+    counts = load(file)
+
+    assert counts == Counter({("RNK102", "données/train.py", "f" * 16): 1})
+
+
+def test_load_of_a_folder_says_why_it_cannot_be_read(tmp_path: Path) -> None:
+    folder = tmp_path / "baseline.json"
+    folder.mkdir()
+
+    with pytest.raises(BaselineError) as raised:
+        load(folder)
+
+    assert str(raised.value) == f"{folder}: cannot read baseline: {os.strerror(errno.EISDIR)}"
+
+
+@pytest.mark.parametrize(
+    "document",
+    ['{"findings": []}', '{"ranklint-baseline": 2, "findings": []}', "[1]"],
+    ids=["no-version", "other-version", "not-an-object"],
+)
+def test_load_of_a_file_that_is_no_baseline_names_the_expected_key(
+    tmp_path: Path, document: str
+) -> None:
+    file = tmp_path / "baseline.json"
+    file.write_text(document, encoding="utf-8")
+
+    with pytest.raises(BaselineError) as raised:
+        load(file)
+
+    assert str(raised.value) == (
+        f"{file}: not a ranklint baseline of version 1 (expected a 'ranklint-baseline' key)"
+    )
+
+
+# -- baseline: compare ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("recorded", "found", "known", "new", "stale"),
+    [
+        pytest.param(2, 2, 2, 0, 0, id="as-many-as-recorded"),
+        pytest.param(3, 2, 2, 0, 1, id="fewer-than-recorded"),
+        pytest.param(2, 3, 2, 1, 0, id="more-than-recorded"),
+    ],
+)
+def test_compare_matches_each_finding_of_a_key_to_one_record_and_lists_only_unmatched_ones(
+    tmp_path: Path, recorded: int, found: int, known: int, new: int, stale: int
+) -> None:
+    path = write(tmp_path / "train.py", "x = 1\n")
+    findings = [_finding(path, 1) for _ in range(found)]
+    key = ("RNK102", "train.py", _fingerprint("RNK102", "x = 1"))
+
+    comparison = compare(findings, Counter({key: recorded}), tmp_path)
+
+    assert comparison.known == known
+    assert comparison.new == findings[found - new :]
+    # A key whose records were all matched is not stale (not even with a count of 0).
+    assert dict(comparison.stale) == ({key: stale} if stale else {})

@@ -1,5 +1,6 @@
 """RNK002 unused-suppression: codes checked in the file's own walk are judged at
-once; codes of project-phase rules only by a run that saw the whole project."""
+once; codes of project-phase rules only by a run that saw the whole project. The
+spans of its findings and what its fix removes."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ from pathlib import Path
 import pytest
 
 from ranklint import Config, lint_source
+from ranklint.findings import Finding, Severity
+from ranklint.fixes import apply_fixes
+from ranklint.rules.framework.unused_suppression import UnusedSuppression, unused_suppressions
+from ranklint.suppressions import Suppressions
 from tests.conftest import write
 
 WILDCARD_USED = (
@@ -193,3 +198,104 @@ def test_prefix_covering_project_phase_codes_is_judged_after_the_project_phase()
     # With the project phase's codes not judged (one file of many), the prefix waits.
     result = lint_source(stale, "pkg/mod.py", Config(select=("RNK002", "RNK1")), partial=True)
     assert [f.code for f in result.findings] == []
+
+
+# -- the spans of its findings, and what its fix removes -----------------------
+
+JUDGED = ("RNK002", "RNK301", "RNK103")
+
+
+def _rnk002(source: str) -> list[Finding]:
+    result = lint_source(source, "pkg/mod.py", Config(select=JUDGED))
+    assert result.errors == []
+    return [finding for finding in result.findings if finding.code == "RNK002"]
+
+
+def test_stale_code_is_reported_as_a_one_line_warning_of_the_rule() -> None:
+    (finding,) = _rnk002("x = 1  # noqa: RNK301\n")
+
+    assert (finding.code, finding.name, finding.severity) == (
+        "RNK002",
+        "unused-suppression",
+        Severity.WARNING,
+    )
+    assert (finding.line, finding.col, finding.end_line, finding.end_col) == (1, 8, 1, 22)
+
+
+def test_stale_code_on_a_last_line_without_a_newline_is_reported() -> None:
+    findings = _rnk002("y = 0\nx = 1  # noqa: RNK301")
+
+    assert [(f.line, f.col, f.end_col) for f in findings] == [(2, 8, 22)]
+
+
+@pytest.mark.parametrize(
+    "first",
+    ["x = 0  # noqa", "x = 0  # noqa: E501", "from torch.distributed import *  # noqa: RNK301"],
+    ids=["bare-noqa", "unjudged-code", "used-code"],
+)
+def test_stale_code_after_a_line_with_nothing_stale_is_still_reported(first: str) -> None:
+    source = f"{first}\nrank = get_rank()\ny = 1  # noqa: RNK103\n"
+
+    findings = _rnk002(source)
+
+    assert [(f.line, f.message[:8]) for f in findings] == [(3, "`RNK103`")]
+
+
+def test_suppressed_line_without_a_suppression_comment_is_reported_from_column_1() -> None:
+    text = "x = 1\n"
+
+    found = unused_suppressions(
+        UnusedSuppression,
+        "m.py",
+        text,
+        Suppressions(by_line={1: frozenset({"RNK301"})}),
+        set(),
+        ["RNK301"],
+    )
+
+    ((code, finding),) = found
+    assert code == "RNK301"
+    assert (finding.line, finding.col, finding.end_col, finding.fix) == (1, 1, 6, None)
+
+
+def _fixed(source: str) -> str:
+    fixed, _ = apply_fixes(source, [f.fix for f in _rnk002(source) if f.fix is not None])
+    return fixed
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param(
+            "x = 1  # noqa: RNK301  # noqa: E501\n",
+            "x = 1  # noqa: E501\n",
+            id="earlier-of-two-noqa-comments",
+        ),
+        pytest.param(
+            "x = 1  # noqa: RNK301 (old)  # keep: me # and me\n",
+            "x = 1  # keep: me # and me\n",
+            id="up-to-the-next-comment-only",
+        ),
+        pytest.param(
+            "x = 1  # ranklint: ignore[RNK301]# keep\n",
+            "x = 1  # keep\n",
+            id="next-comment-right-after-it",
+        ),
+        pytest.param("x = 1  # noqa: RNK301 (was needed)\n", "x = 1\n", id="with-its-explanation"),
+    ],
+)
+def test_fix_of_a_wholly_stale_suppression_removes_it_and_keeps_the_other_comments(
+    before: str, after: str
+) -> None:
+    fixed = _fixed(before)
+
+    assert fixed == after
+
+
+def test_fix_of_several_stale_codes_names_them_all_in_order() -> None:
+    findings = _rnk002("x = 1  # noqa: RNK301, RNK103\n")
+
+    assert {f.fix.message for f in findings if f.fix is not None} == {
+        "Remove the unused suppression of RNK103, RNK301"
+    }
+    assert len(findings) == 2
