@@ -127,6 +127,9 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "engine": (
         (
             "engine/__init__.py",
+            "engine/linter.py",
+            "engine/project_phase.py",
+            "engine/pool.py",
             "engine/walker.py",
             "engine/locate.py",
             "engine/threads.py",

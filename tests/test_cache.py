@@ -22,6 +22,8 @@ from ranklint.cache import (
     config_fingerprint,
     default_cache_dir,
 )
+from ranklint.engine import linter as linter_module
+from ranklint.engine import project_phase as project_phase_module
 from ranklint.findings import InternalError
 from ranklint.results import FileResult
 from tests.conftest import write
@@ -39,13 +41,13 @@ BAD = "import torch.distributed as dist\n\ndist.init_process_group('gloo')\n"
 def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Counts parses in this process (runs use jobs=1, so all work happens here)."""
     seen: list[str] = []
-    real = engine_module.parse_source
+    real = linter_module.parse_source
 
     def counting(text: str):
         seen.append(text)
         return real(text)
 
-    monkeypatch.setattr(engine_module, "parse_source", counting)
+    monkeypatch.setattr(linter_module, "parse_source", counting)
     return seen
 
 
@@ -292,13 +294,13 @@ def test_file_name_that_is_not_valid_utf8_has_a_cache_key(tmp_path: Path) -> Non
 def project_phases(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts call graphs built in this process (one per project phase that runs)."""
     built: list[int] = []
-    real = engine_module.ProjectFacts
+    real = project_phase_module.ProjectFacts
 
     def counting(summaries, settings):  # type: ignore[no-untyped-def]
         built.append(len(summaries))
         return real(summaries, settings)
 
-    monkeypatch.setattr(engine_module, "ProjectFacts", counting)
+    monkeypatch.setattr(project_phase_module, "ProjectFacts", counting)
     return built
 
 

@@ -14,6 +14,7 @@ import pytest
 from ranklint import Config, lint_paths
 from ranklint import engine as engine_module
 from ranklint.analysis.dependencies import ModuleMap, module_name
+from ranklint.engine import linter as linter_module
 from tests.conftest import FIXTURES, write
 
 Seen = tuple[int, int, str, str]
@@ -23,13 +24,13 @@ Seen = tuple[int, int, str, str]
 def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The first line of every source parsed in this process (runs use jobs=1)."""
     seen: list[str] = []
-    real = engine_module.parse_source
+    real = linter_module.parse_source
 
     def counting(text: str):  # type: ignore[no-untyped-def]
         seen.append(text.splitlines()[0] if text else "")
         return real(text)
 
-    monkeypatch.setattr(engine_module, "parse_source", counting)
+    monkeypatch.setattr(linter_module, "parse_source", counting)
     return seen
 
 

@@ -166,7 +166,7 @@ def test_cli_check_parses_as_ranklints_own_process_and_gives_the_process_back(
         return original(text)
 
     monkeypatch.setattr(source_module, "parse_source", recording)
-    monkeypatch.setattr("ranklint.engine.parse_source", recording)
+    monkeypatch.setattr("ranklint.engine.linter.parse_source", recording)
 
     code = main(["check", "--no-cache", "-j", "1", str(tmp_path / "train.py")])
 

@@ -89,13 +89,13 @@ def linted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     from ranklint import engine as engine_module
 
     seen: list[str] = []
-    real = engine_module.Linter.lint_source
+    real = engine_module.FileLinter.lint_source
 
     def recording(self, source: str | bytes, path: str):  # type: ignore[no-untyped-def]
         seen.append(path)
         return real(self, source, path)
 
-    monkeypatch.setattr(engine_module.Linter, "lint_source", recording)
+    monkeypatch.setattr(engine_module.FileLinter, "lint_source", recording)
     return seen
 
 

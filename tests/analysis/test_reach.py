@@ -288,17 +288,17 @@ def test_cold_one_file_run_caches_the_callers_it_parsed(tmp_path: Path) -> None:
     cache = tmp_path / ".cache"
     first = lint_paths(given, config, jobs=1, cache_dir=cache, whole_project=True)
     linted: list[str] = []
-    real = engine_module.Linter.lint_source
+    real = engine_module.FileLinter.lint_source
 
     def recording(self, source, path):  # type: ignore[no-untyped-def]
         linted.append(path)
         return real(self, source, path)
 
-    engine_module.Linter.lint_source = recording  # type: ignore[method-assign]
+    engine_module.FileLinter.lint_source = recording  # type: ignore[method-assign]
     try:
         again = lint_paths(given, config, jobs=1, cache_dir=cache, whole_project=True)
     finally:
-        engine_module.Linter.lint_source = real  # type: ignore[method-assign]
+        engine_module.FileLinter.lint_source = real  # type: ignore[method-assign]
 
     assert [(Path(f.path).name, f.line) for f in first.findings if f.code == "RNK102"] == [
         ("callers.py", 6)

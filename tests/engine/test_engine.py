@@ -169,7 +169,7 @@ def test_permission_error_while_reading_yields_rnk001(
     def deny(file: str, mode: str = "r") -> None:
         raise PermissionError(13, "Permission denied", file)
 
-    monkeypatch.setattr("ranklint.engine.open", deny, raising=False)
+    monkeypatch.setattr("ranklint.engine.linter.open", deny, raising=False)
     result = lint_paths([path], jobs=1)
 
     assert [(f.code, f.message) for f in result.findings] == [

@@ -15,10 +15,11 @@ import libcst as cst
 import pytest
 
 from ranklint import Config, lint_paths, lint_source
-from ranklint import engine as engine_module
 from ranklint.analysis.context import FileContext
 from ranklint.cache import Cache
 from ranklint.engine import Linter, lint_files
+from ranklint.engine import linter as linter_module
+from ranklint.engine import pool as pool_module
 from ranklint.engine.threads import run_with_large_stack
 from ranklint.engine.walker import Walker
 from ranklint.findings import Finding, Severity, TraceStep
@@ -32,13 +33,13 @@ NEW_GROUP = "import torch.distributed as dist\n\ndist.new_group()\n"
 def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The texts parsed in this process (worker processes append to their own copy)."""
     seen: list[str] = []
-    real = engine_module.parse_source
+    real = linter_module.parse_source
 
     def counting(text: str) -> cst.Module:
         seen.append(text)
         return real(text)
 
-    monkeypatch.setattr(engine_module, "parse_source", counting)
+    monkeypatch.setattr(linter_module, "parse_source", counting)
     return seen
 
 
@@ -157,7 +158,7 @@ def test_read_error_without_a_system_message_is_named_by_its_type_at_the_first_c
     def fail(file: str, mode: str = "r") -> None:
         raise OSError("device went away")  # no errno, so no strerror
 
-    monkeypatch.setattr("ranklint.engine.open", fail, raising=False)
+    monkeypatch.setattr("ranklint.engine.linter.open", fail, raising=False)
 
     result = lint_paths([path], jobs=1)
 
@@ -173,7 +174,7 @@ def test_recursion_error_while_analysing_is_one_rnk001_at_the_first_character(
     def too_deep(text: str) -> cst.Module:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(engine_module, "parse_source", too_deep)
+    monkeypatch.setattr(linter_module, "parse_source", too_deep)
 
     result = Linter(Config()).lint_source("x = 1\n", "deep.py")
 
@@ -191,7 +192,7 @@ def test_engine_failure_outside_the_rules_is_an_internal_error_of_the_engine(
     def broken(text: str) -> cst.Module:
         raise ValueError("kaboom")
 
-    monkeypatch.setattr(engine_module, "parse_source", broken)
+    monkeypatch.setattr(linter_module, "parse_source", broken)
 
     result = Linter(Config()).lint_source("x = 1\n", "crash.py")
 
@@ -399,7 +400,7 @@ def test_workers_started_while_another_thread_runs_do_not_inherit_the_parents_st
     def broken(text: str) -> cst.Module:
         raise ValueError("changed in the parent only")
 
-    monkeypatch.setattr(engine_module, "parse_source", broken)
+    monkeypatch.setattr(linter_module, "parse_source", broken)
 
     results = lint_files(files, Config(root=tmp_path), jobs=2)
 
@@ -433,9 +434,9 @@ def test_workers_fork_on_linux_when_no_other_thread_runs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr("sys.platform", "linux")
-    monkeypatch.setattr(engine_module, "_os_thread_count", lambda: 1)
+    monkeypatch.setattr(pool_module, "os_thread_count", lambda: 1)
 
-    assert engine_module._pool_context().get_start_method() == "fork"
+    assert pool_module.pool_context().get_start_method() == "fork"
 
 
 @pytest.mark.usefixtures("all_start_methods", "other_thread")
@@ -444,7 +445,7 @@ def test_workers_come_from_a_forkserver_when_another_thread_runs(
 ) -> None:
     monkeypatch.setattr("sys.platform", "linux")
 
-    assert engine_module._pool_context().get_start_method() == "forkserver"
+    assert pool_module.pool_context().get_start_method() == "forkserver"
 
 
 @pytest.mark.usefixtures("all_start_methods")
@@ -452,9 +453,9 @@ def test_workers_come_from_a_forkserver_off_linux_even_with_one_thread(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr("sys.platform", "darwin")
-    monkeypatch.setattr(engine_module, "_os_thread_count", lambda: 1)
+    monkeypatch.setattr(pool_module, "os_thread_count", lambda: 1)
 
-    assert engine_module._pool_context().get_start_method() == "forkserver"
+    assert pool_module.pool_context().get_start_method() == "forkserver"
 
 
 @pytest.mark.usefixtures("other_thread")
@@ -464,7 +465,7 @@ def test_workers_are_spawned_where_neither_fork_nor_forkserver_exists(
     monkeypatch.setattr("sys.platform", "win32")
     monkeypatch.setattr("multiprocessing.get_all_start_methods", lambda: ["spawn"])
 
-    assert engine_module._pool_context().get_start_method() == "spawn"
+    assert pool_module.pool_context().get_start_method() == "spawn"
 
 
 # -- project findings ------------------------------------------------------------
@@ -1060,14 +1061,14 @@ def test_call_sites_of_many_files_are_placed_in_workers_with_the_positions_of_a_
     config = Config(root=tmp_path)
     serial = lint_paths([tmp_path], config, jobs=1)
     pools: list[int] = []
-    real = engine_module.ProcessPoolExecutor
+    real = pool_module.ProcessPoolExecutor
 
     def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
         pools.append(kwargs["max_workers"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(engine_module, "ProcessPoolExecutor", counting)
-    monkeypatch.setattr(engine_module, "_MIN_FILES_FOR_POOL", 100)  # the walks only
+    monkeypatch.setattr(pool_module, "ProcessPoolExecutor", counting)
+    monkeypatch.setattr(pool_module, "MIN_FILES_FOR_POOL", 100)  # the walks only
 
     parallel = lint_paths([tmp_path], config, jobs=2)
 
