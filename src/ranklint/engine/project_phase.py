@@ -49,7 +49,7 @@ class Linter(FileLinter):
         builds no call graph. ``jobs``: processes for the walks that place call
         sites whose positions are not known yet (one file each).
 
-        ``judge_suppressions``: the results are the whole project, so the RNK002
+        ``judge_suppressions``: the results are the whole project, so the unused-suppression
         candidates for codes of project-phase rules (``unused_candidates``) are
         judged: kept where the phase suppressed nothing with them.
 
@@ -185,7 +185,7 @@ def _add_unused(
     results: Sequence[FileResult],
     used: set[tuple[str, int, str]],
 ) -> None:
-    """Add to ``made`` the RNK002 candidates of ``results`` whose code the project
+    """Add to ``made`` the unused-suppression candidates of ``results`` whose code the project
     phase suppressed nothing with, on their line."""
     for result in results:
         for code, finding in result.unused_candidates:
