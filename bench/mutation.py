@@ -215,7 +215,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "rules/framework/*",
             "rules/hot_path/*",
             "rules/collectives/barrier_as_sync.py",
-            "rules/collectives/divergence.py",
+            "rules/collectives/_divergence.py",
             "rules/collectives/global_root_with_subgroup.py",
             "rules/collectives/ignored_process_group.py",
             "rules/collectives/implicit_reduce_op.py",
@@ -313,7 +313,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # Evidence and tiers (issue 35): the links of collective findings, what a
     # run reports at a confidence, and the lines a text run ends with.
     "evidence": (
-        ("rules/collectives/evidence.py", "faces/summary.py"),
+        ("rules/collectives/_evidence.py", "faces/summary.py"),
         ("tests/rules/collectives/test_evidence.py", "tests/faces/test_cli.py"),
     ),
     # The adoption faces: baselines, --add-noqa, and RNK002 (unused suppressions).
@@ -332,7 +332,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (
             "analysis/group_local.py",
             "analysis/dist_state.py",
-            "analysis/reductions.py",
+            "rules/collectives/_reductions.py",
             "analysis/framework.py",
             "rules/collectives/group_local_root.py",
             "rules/collectives/import_time_distributed_state.py",

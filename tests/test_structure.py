@@ -149,6 +149,22 @@ def test_every_rule_lives_in_a_module_of_its_own_named_after_it() -> None:
     assert misplaced == []
 
 
+def test_a_family_module_holds_its_one_rule_or_is_a_private_helper_holding_none() -> None:
+    rules_by_module: dict[str, list[str]] = {}
+    for rule in all_rules():
+        rules_by_module.setdefault(rule.__module__, []).append(rule.code)
+    wrong = []
+    for path in sorted((PACKAGE / "rules").glob("*/*.py")):
+        if path.name == "__init__.py":
+            continue
+        held = rules_by_module.get(_module_name(path), [])
+        private = path.name.startswith("_")
+        if (private and held) or (not private and len(held) != 1):
+            wrong.append(f"{path.relative_to(PACKAGE)}: {held}")
+
+    assert wrong == []
+
+
 _SUMMARY_PROBE = """
 import torch
 import torch.distributed as dist

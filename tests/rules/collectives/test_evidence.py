@@ -14,7 +14,7 @@ import pytest
 from ranklint import Config, lint_source
 from ranklint.config import ConfigError, load_config
 from ranklint.findings import Confidence, Evidence, Finding, Link
-from ranklint.rules.collectives.evidence import (
+from ranklint.rules.collectives._evidence import (
     context_link,
     entry_context_link,
     group_text_link,

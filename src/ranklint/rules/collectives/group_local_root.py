@@ -20,7 +20,7 @@ from ranklint.analysis.nodes import iter_nodes, placement, source_text
 from ranklint.findings import Applicability, Confidence, Evidence, Link, Severity
 from ranklint.rules.base import PendingFinding, PendingFix, Rule
 from ranklint.rules.codemods import argument_holding, as_keyword
-from ranklint.rules.collectives.evidence import context_link, group_text_link
+from ranklint.rules.collectives._evidence import context_link, group_text_link
 
 
 class GroupLocalRoot(Rule):

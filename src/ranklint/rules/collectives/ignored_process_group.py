@@ -15,7 +15,7 @@ from ranklint.analysis.nodes import source_text
 from ranklint.findings import Applicability, Confidence, Evidence, Link, Severity
 from ranklint.rules.base import PendingFinding, PendingFix, Rule
 from ranklint.rules.codemods import keyword_argument, with_argument
-from ranklint.rules.collectives.evidence import context_link
+from ranklint.rules.collectives._evidence import context_link
 
 _N = TypeVar("_N", bound=cst.CSTNode)
 HIGH, MEDIUM = Confidence.HIGH, Confidence.MEDIUM

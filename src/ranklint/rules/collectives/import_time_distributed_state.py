@@ -10,7 +10,7 @@ from ranklint.analysis.context import FileContext
 from ranklint.analysis.dist_state import ModuleHelpers, is_init_call, runs_as_script, state_read
 from ranklint.findings import Evidence, Severity
 from ranklint.rules.base import PendingFinding, Rule
-from ranklint.rules.collectives.evidence import entry_context_link
+from ranklint.rules.collectives._evidence import entry_context_link
 
 # (simple statement line, module-level statement) of a call, for a later report.
 _Place = tuple[cst.CSTNode | None, cst.CSTNode | None]

@@ -11,7 +11,7 @@ from ranklint.analysis.events import Site
 from ranklint.analysis.project import ProjectFacts
 from ranklint.findings import Evidence, Severity
 from ranklint.rules.base import ProjectFinding, Rule
-from ranklint.rules.collectives.evidence import entry_context_link
+from ranklint.rules.collectives._evidence import entry_context_link
 
 
 class ImportTimeProcessGroup(Rule):

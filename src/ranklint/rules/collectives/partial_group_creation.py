@@ -12,8 +12,8 @@ from ranklint.analysis.project import ProjectFacts
 from ranklint.analysis.sources import source_excerpt
 from ranklint.findings import Confidence, Evidence, Link, Severity
 from ranklint.rules.base import ProjectFinding, Rule
-from ranklint.rules.collectives.divergence import divergence_findings
-from ranklint.rules.collectives.evidence import DIVERGENCE_TIERS, context_link, source_link
+from ranklint.rules.collectives._divergence import divergence_findings
+from ranklint.rules.collectives._evidence import DIVERGENCE_TIERS, context_link, source_link
 
 HIGH = Confidence.HIGH
 

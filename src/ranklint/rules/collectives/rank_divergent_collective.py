@@ -7,10 +7,10 @@ from collections.abc import Iterable
 from ranklint.analysis.project import ProjectFacts
 from ranklint.findings import Severity
 from ranklint.rules.base import ProjectFinding, Rule
-from ranklint.rules.collectives.divergence import divergence_findings
-from ranklint.rules.collectives.evidence import DIVERGENCE_TIERS
-from ranklint.rules.collectives.rank_divergent_examples import VALID
-from ranklint.rules.collectives.rank_divergent_invalid import INVALID
+from ranklint.rules.collectives._divergence import divergence_findings
+from ranklint.rules.collectives._evidence import DIVERGENCE_TIERS
+from ranklint.rules.collectives._rank_divergent_examples import VALID
+from ranklint.rules.collectives._rank_divergent_invalid import INVALID
 
 
 class RankDivergentCollective(Rule):

@@ -8,9 +8,9 @@ import libcst as cst
 
 from ranklint.analysis.context import FileContext
 from ranklint.analysis.nodes import placement
-from ranklint.analysis.reductions import REDUCTION_CALLS, Mismatch, scan_module
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
+from ranklint.rules.collectives._reductions import REDUCTION_CALLS, Mismatch, scan_module
 
 # What each kind of mismatch means and how to fix it; `{value}` and `{detail}`
 # come from the Mismatch.

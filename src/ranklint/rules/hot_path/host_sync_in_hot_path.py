@@ -10,7 +10,7 @@ from ranklint.analysis.hot_regions import HotCost, HotRegion, trains
 from ranklint.analysis.project import ProjectFacts
 from ranklint.findings import Confidence, Evidence, Link, Severity
 from ranklint.rules.base import ProjectFinding, Rule
-from ranklint.rules.hot_path.hot_costs import SYNC_ADVICE, Description, hot_cost_findings
+from ranklint.rules.hot_path._hot_costs import SYNC_ADVICE, Description, hot_cost_findings
 
 _SHAPE_ADVICE = (
     "use fixed-size operations instead (`torch.where(mask, x, 0)`, `masked_fill`, "

@@ -9,7 +9,7 @@ from ranklint.analysis.events import CostKind, HostCost
 from ranklint.analysis.project import ProjectFacts
 from ranklint.findings import Severity
 from ranklint.rules.base import ProjectFinding, Rule
-from ranklint.rules.hot_path.hot_costs import Description, hot_cost_findings
+from ranklint.rules.hot_path._hot_costs import Description, hot_cost_findings
 
 
 class PythonLoopOverTensor(Rule):

@@ -8,7 +8,7 @@ import libcst as cst
 
 from ranklint.analysis.literals import environ_writes, string_value
 from ranklint.findings import Confidence, Evidence, Link, Severity
-from ranklint.rules.portability.string_rules import _StringRule
+from ranklint.rules.portability._string_rules import _StringRule
 
 _SECRET_NAME = re.compile(
     r"(?i)(?:^|_)(?:token|api_?key|secret(?:_key)?|password|passwd|access_key|auth)$"

@@ -13,7 +13,7 @@ from ranklint.analysis.context import FileContext
 from ranklint.analysis.literals import environ_writes, int_value, string_value
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding
-from ranklint.rules.portability.string_rules import _StringRule
+from ranklint.rules.portability._string_rules import _StringRule
 
 logger = logging.getLogger(__name__)
 

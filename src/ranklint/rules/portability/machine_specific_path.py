@@ -14,7 +14,7 @@ from ranklint.analysis.context import FileContext
 from ranklint.analysis.literals import string_value
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding
-from ranklint.rules.portability.string_rules import (
+from ranklint.rules.portability._string_rules import (
     _StringRule,
     command_runs_in_container,
     is_http_call,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ranklint.findings import Severity
-from ranklint.rules.testsuite.test_rules import _TestRule
+from ranklint.rules.testsuite._test_rule import _TestRule
 
 _PYTEST_SKIPS = frozenset({"pytest.mark.skip", "pytest.mark.skipif"})
 

@@ -10,8 +10,8 @@ from ranklint.analysis.context import FileContext
 from ranklint.findings import Applicability, Severity
 from ranklint.rules.base import PendingFinding, PendingFix
 from ranklint.rules.codemods import keyword_argument, with_argument
-from ranklint.rules.testsuite.exact_values import ExactValues
-from ranklint.rules.testsuite.test_rules import _TestRule
+from ranklint.rules.testsuite._exact_values import ExactValues
+from ranklint.rules.testsuite._test_rule import _TestRule
 
 # qualified name -> number of positional parameters before rtol, atol
 _TOLERANT = {

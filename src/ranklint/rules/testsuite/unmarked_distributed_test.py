@@ -12,7 +12,7 @@ from ranklint.analysis.literals import string_value
 from ranklint.analysis.names import dotted_name
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding
-from ranklint.rules.testsuite.test_rules import _TestRule
+from ranklint.rules.testsuite._test_rule import _TestRule
 
 _INIT_GROUP = frozenset(
     {

@@ -9,7 +9,7 @@ from ranklint.analysis.collectives import Divergence, DivergenceKind
 from ranklint.analysis.leaves import CollectiveLeaf
 from ranklint.analysis.project import ProjectFacts
 from ranklint.rules.base import ProjectFinding
-from ranklint.rules.collectives.evidence import divergence_evidence
+from ranklint.rules.collectives._evidence import divergence_evidence
 
 _EXIT_TEXT = {
     "return": "return early",

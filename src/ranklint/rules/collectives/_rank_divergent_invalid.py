@@ -1,5 +1,5 @@
 """The invalid examples of RNK102 (rank-divergent-collective); the valid ones are in
-:mod:`ranklint.rules.collectives.rank_divergent_examples`.
+:mod:`ranklint.rules.collectives._rank_divergent_examples`.
 
 Each re-creates the shape of a public report, cited in its comment; the test
 suite runs every example and the rule reference shows them.

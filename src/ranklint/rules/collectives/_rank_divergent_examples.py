@@ -1,5 +1,5 @@
 """The valid examples of RNK102 (rank-divergent-collective); the invalid ones are in
-:mod:`ranklint.rules.collectives.rank_divergent_invalid`.
+:mod:`ranklint.rules.collectives._rank_divergent_invalid`.
 
 Kept apart from the rule so that the rule module stays short; the test suite
 runs every example and the rule reference shows them.
