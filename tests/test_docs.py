@@ -224,3 +224,17 @@ def test_usage_guide_names_exactly_the_rules_on_by_default() -> None:
     named = sorted(code.strip() for code in listed.replace("\n", " ").split(","))
 
     assert named == sorted(rule.code for rule in all_rules() if rule.default_enabled)
+
+
+def test_architecture_facts_tables_name_every_analysis_module() -> None:
+    text = (REPO_ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    facts = text[text.index("## The facts") : text.index("## Adding a rule")]
+    modules = sorted(
+        path.name
+        for path in (REPO_ROOT / "src" / "ranklint" / "analysis").glob("*.py")
+        if path.name != "__init__.py"
+    )
+
+    missing = [name for name in modules if f"`{name}`" not in facts]
+
+    assert missing == []
