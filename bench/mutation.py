@@ -96,7 +96,7 @@ _ANALYSIS_TESTS = (
     "tests/analysis/test_membership.py",
     "tests/analysis/test_taint.py",
     "tests/analysis/test_hot_markers.py",
-    "tests/analysis/test_nodes.py",
+    "tests/test_syntax.py",
     "tests/rules/test_core_rules.py",
 )
 
@@ -231,7 +231,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "support": (
         (
             "analysis/context.py",
-            "analysis/nodes.py",
+            "syntax.py",
             "analysis/settings.py",
             "analysis/targets.py",
             "analysis/visitor.py",

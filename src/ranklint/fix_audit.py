@@ -33,12 +33,12 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ranklint.analysis.nodes import iter_nodes
 from ranklint.analysis.wildcards import wildcard_names
 from ranklint.api import lint_source
 from ranklint.config import Config
 from ranklint.findings import Applicability, Finding
 from ranklint.fixes import apply_fixes
+from ranklint.syntax import iter_nodes
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
-from ranklint.analysis.nodes import child_nodes
+from ranklint.syntax import child_nodes
 
 try:  # libcst's own state for positions: with it, a nested statement is placed alone
     from libcst.metadata.position_provider import PositionProvidingCodegenState

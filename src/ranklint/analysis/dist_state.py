@@ -20,7 +20,7 @@ from ranklint.analysis.catalog import RANK_ENVIRONMENT, torch_distributed
 from ranklint.analysis.guards import is_main_guard
 from ranklint.analysis.literals import string_value
 from ranklint.analysis.names import dotted_name
-from ranklint.analysis.nodes import iter_nodes, source_text
+from ranklint.syntax import iter_nodes, source_text
 
 Resolve = Callable[[cst.BaseExpression], "str | None"]
 

@@ -28,7 +28,7 @@ import libcst as cst
 
 from ranklint.analysis.membership import created_groups
 from ranklint.analysis.names import NameTable, dotted_name, last_name
-from ranklint.analysis.nodes import iter_nodes, source_text
+from ranklint.syntax import iter_nodes, source_text
 
 # Calls that create or replace the file named by an argument: (qualified
 # name, position of the path argument).

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ranklint.analysis.nodes import source_text
 from ranklint.analysis.taint import Taint
+from ranklint.syntax import source_text
 
 
 @dataclass(slots=True)

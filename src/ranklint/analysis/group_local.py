@@ -34,7 +34,7 @@ import libcst as cst
 from ranklint.analysis.arguments import find_argument
 from ranklint.analysis.catalog import CallSpec, torch_distributed
 from ranklint.analysis.names import dotted_name, last_name
-from ranklint.analysis.nodes import iter_nodes, source_text
+from ranklint.syntax import iter_nodes, source_text
 
 _DIST = "torch.distributed"
 _RANK_QUERIES = torch_distributed("get_rank")

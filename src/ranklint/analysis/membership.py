@@ -18,7 +18,7 @@ import libcst as cst
 
 from ranklint.analysis.literals import int_value
 from ranklint.analysis.names import NameTable
-from ranklint.analysis.nodes import iter_nodes
+from ranklint.syntax import iter_nodes
 
 _NEW_GROUP = frozenset(
     {"torch.distributed.new_group", "torch.distributed.distributed_c10d.new_group"}

@@ -41,7 +41,6 @@ from ranklint.analysis.flags import ComplementaryAssignments, RestatedFlags
 from ranklint.analysis.guards import first_and_last_stage, same_on_every_rank
 from ranklint.analysis.literals import index_value, string_value
 from ranklint.analysis.names import NamePatterns, NameTable
-from ranklint.analysis.nodes import awaited, boolean_operands, source_text, target_name
 from ranklint.analysis.sources import FRAMEWORK_RANK_ATTRIBUTES, source_excerpt
 from ranklint.analysis.taint import (
     CLEAN,
@@ -57,6 +56,7 @@ from ranklint.analysis.taint import (
     with_source,
 )
 from ranklint.analysis.targets import call_target, is_external
+from ranklint.syntax import awaited, boolean_operands, source_text, target_name
 
 # torch calls that map a rank given as an argument (not the caller's).
 _ARGUMENT_RANK_FUNCTIONS = frozenset(

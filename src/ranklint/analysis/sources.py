@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ranklint.analysis.nodes import source_text
+from ranklint.syntax import source_text
 
 # Attributes of the frameworks' own objects that hold the caller's rank (not
 # names that merely look like one: `accelerator.is_main_process`).

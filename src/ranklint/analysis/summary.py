@@ -49,7 +49,6 @@ from ranklint.analysis.guards import is_keyed_test, is_lazy_test, literal_compar
 from ranklint.analysis.hot_markers import hot_reason, marker_label, periodic_arm
 from ranklint.analysis.membership import GroupTable, rank_test
 from ranklint.analysis.names import dotted_name, imported_modules, last_name
-from ranklint.analysis.nodes import boolean_operands, iter_nodes
 from ranklint.analysis.rank import (
     BATCH_DATA,
     CLEAN,
@@ -57,6 +56,7 @@ from ranklint.analysis.rank import (
     Taint,
 )
 from ranklint.analysis.targets import call_target, is_external
+from ranklint.syntax import boolean_operands, iter_nodes
 
 if TYPE_CHECKING:
     from ranklint.analysis.settings import AnalysisSettings

@@ -26,9 +26,9 @@ from ranklint.analysis.context import Condition, FileContext, FunctionFrame
 from ranklint.analysis.events import Site
 from ranklint.analysis.guards import guard_kind
 from ranklint.analysis.names import ScopeKind
-from ranklint.analysis.nodes import NODE, SEQUENCE, child_fields, value_kind
 from ranklint.analysis.visitor import NodeVisitor
 from ranklint.findings import InternalError
+from ranklint.syntax import NODE, SEQUENCE, child_fields, value_kind
 
 logger = logging.getLogger(__name__)
 

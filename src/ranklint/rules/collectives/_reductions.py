@@ -34,7 +34,7 @@ import libcst as cst
 from ranklint.analysis.catalog import torch_distributed
 from ranklint.analysis.dist_state import walk_code
 from ranklint.analysis.names import last_name
-from ranklint.analysis.nodes import source_text
+from ranklint.syntax import source_text
 
 Resolve = Callable[[cst.BaseExpression], "str | None"]
 

@@ -16,11 +16,11 @@ from ranklint.analysis.group_local import (
     is_default_group,
     scan_scope,
 )
-from ranklint.analysis.nodes import iter_nodes, placement, source_text
 from ranklint.findings import Applicability, Confidence, Evidence, Link, Severity
 from ranklint.rules.base import PendingFinding, PendingFix, Rule
 from ranklint.rules.codemods import argument_holding, as_keyword
 from ranklint.rules.collectives._evidence import context_link, group_text_link
+from ranklint.syntax import iter_nodes, placement, source_text
 
 
 class GroupLocalRoot(Rule):

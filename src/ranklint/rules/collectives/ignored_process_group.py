@@ -11,11 +11,11 @@ import libcst as cst
 from ranklint.analysis.arguments import find_argument, has_unpacking
 from ranklint.analysis.catalog import CallSpec
 from ranklint.analysis.context import FileContext
-from ranklint.analysis.nodes import source_text
 from ranklint.findings import Applicability, Confidence, Evidence, Link, Severity
 from ranklint.rules.base import PendingFinding, PendingFix, Rule
 from ranklint.rules.codemods import keyword_argument, with_argument
 from ranklint.rules.collectives._evidence import context_link
+from ranklint.syntax import source_text
 
 _N = TypeVar("_N", bound=cst.CSTNode)
 HIGH, MEDIUM = Confidence.HIGH, Confidence.MEDIUM

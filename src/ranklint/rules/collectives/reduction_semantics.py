@@ -7,10 +7,10 @@ from collections.abc import Callable
 import libcst as cst
 
 from ranklint.analysis.context import FileContext
-from ranklint.analysis.nodes import placement
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
 from ranklint.rules.collectives._reductions import REDUCTION_CALLS, Mismatch, scan_module
+from ranklint.syntax import placement
 
 # What each kind of mismatch means and how to fix it; `{value}` and `{detail}`
 # come from the Mismatch.

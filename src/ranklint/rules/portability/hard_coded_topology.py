@@ -11,9 +11,9 @@ from ranklint.analysis.context import FileContext
 from ranklint.analysis.literals import environ_writes, int_value, string_value
 from ranklint.analysis.mesh import MESH_INITIALIZERS
 from ranklint.analysis.names import last_name
-from ranklint.analysis.nodes import iter_nodes
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
+from ranklint.syntax import iter_nodes
 
 logger = logging.getLogger(__name__)
 

@@ -8,13 +8,13 @@ import libcst as cst
 import pytest
 
 from ranklint import Config
-from ranklint.analysis import nodes
-from ranklint.analysis.nodes import child_nodes, iter_nodes, placement, source_text, value_kind
+from ranklint import syntax as nodes
 from ranklint.analysis.settings import AnalysisSettings
 from ranklint.analysis.visitor import NodeVisitor
 from ranklint.engine import Linter
 from ranklint.engine.spans import spans_of
 from ranklint.engine.walker import Walker
+from ranklint.syntax import child_nodes, iter_nodes, placement, source_text, value_kind
 
 
 @pytest.fixture
