@@ -25,6 +25,7 @@ of ``get_process_group_ranks(g)``) is global.
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -49,9 +50,16 @@ _HELPER_SIZE = re.compile(r"^_?get_\w*(?:parallel|tp|dp|pp|cp|ep)_world_size$")
 # DeviceMesh methods: a rank within one mesh dimension's group.
 _MESH_RANK_METHODS = frozenset({"get_local_rank"})
 
-RANK = "rank"  # the caller's rank within a group
-SIZE = "size"  # the number of ranks of a group
-INDEX = "index"  # some rank of a group, numbered within it
+
+class LocalKind(enum.Enum):
+    """What a group-local value is."""
+
+    RANK = "rank"  # the caller's rank within a group
+    SIZE = "size"  # the number of ranks of a group
+    INDEX = "index"  # some rank of a group, numbered within it
+
+
+RANK, SIZE, INDEX = LocalKind.RANK, LocalKind.SIZE, LocalKind.INDEX
 
 Classify = Callable[[cst.Call], "CallSpec | None"]
 Resolve = Callable[[cst.BaseExpression], "str | None"]
@@ -61,7 +69,7 @@ Resolve = Callable[[cst.BaseExpression], "str | None"]
 class Local:
     """A group-local value: what it is and the query it comes from (as written)."""
 
-    kind: str
+    kind: LocalKind
     source: str
     # How the value relates to the query: "from" (derived) or "compared with".
     how: str = "from"

@@ -26,6 +26,7 @@ where the mix-up is visible, each as a :class:`Mismatch`:
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -46,11 +47,22 @@ _MATMUL = frozenset({"matmul", "mm", "bmm", "einsum"})
 _METER_WORDS = ("avg", "ave", "mean", "meter", "average")
 
 
+class MismatchKind(enum.Enum):
+    """Which reduction mix-up a :class:`Mismatch` is."""
+
+    MEAN_SUMMED = "mean-summed"
+    SUM_AS_MEAN = "sum-as-mean"
+    LOCAL_LOSS_TIMES_WORLD = "local-loss-times-world"
+    GRAD_OVER_GLOBAL_COUNT = "grad-over-global-count"
+    AUTOGRAD_LESS_ALL_REDUCE = "autograd-less-all-reduce"
+    ALIASED_IN_PLACE_REDUCE = "aliased-in-place-reduce"
+
+
 @dataclass(frozen=True)
 class Mismatch:
     """One reduction mix-up: its kind, the node to report and the values involved."""
 
-    kind: str
+    kind: MismatchKind
     node: cst.CSTNode
     value: str
     detail: str = ""
@@ -240,7 +252,7 @@ def _mean_summed(function: _Function) -> Iterator[Mismatch]:
         if len(values) != 1 or not _is_mean(values[0]):
             continue
         if not function.divided_after(name, call):
-            yield Mismatch("mean-summed", call, name)
+            yield Mismatch(MismatchKind.MEAN_SUMMED, call, name)
 
 
 def _is_mean(node: cst.BaseExpression) -> bool:
@@ -283,7 +295,7 @@ def _sum_as_mean(function: _Function, helpers: set[str]) -> Iterator[Mismatch]:
             used = {_name(n) for n in walk_code(arg.value) if isinstance(n, cst.Name)}
             for name in used & set(sums):
                 if not function.divided_after(name, node) and not _scaled_in(arg.value, name):
-                    yield Mismatch("sum-as-mean", node, name, sums[name])
+                    yield Mismatch(MismatchKind.SUM_AS_MEAN, node, name, sums[name])
 
 
 def _scaled_in(node: cst.BaseExpression, name: str) -> bool:
@@ -309,7 +321,7 @@ def _local_loss_times_world(function: _Function) -> Iterator[Mismatch]:
             if name is None or "loss" not in name.lower() or not function.is_world_size(world):
                 continue
             if function.normalised(loss) is False:
-                yield Mismatch("local-loss-times-world", node, name)
+                yield Mismatch(MismatchKind.LOCAL_LOSS_TIMES_WORLD, node, name)
 
 
 def _grad_over_global_count(function: _Function) -> Iterator[Mismatch]:
@@ -337,7 +349,7 @@ def _grad_over_global_count(function: _Function) -> Iterator[Mismatch]:
             continue
         used = {n.value for n in walk_code(scale) if isinstance(n, cst.Name)} & counts
         if used:
-            yield Mismatch("grad-over-global-count", node, sorted(used)[0])
+            yield Mismatch(MismatchKind.GRAD_OVER_GLOBAL_COUNT, node, sorted(used)[0])
 
 
 def _grad_scale(node: cst.CSTNode) -> cst.BaseExpression | None:
@@ -378,7 +390,7 @@ def _autograd_less(function: _Function) -> Iterator[Mismatch]:
         ):
             continue
         if any(_is_matmul(n) for n in walk_code(value)):
-            yield Mismatch("autograd-less-all-reduce", call, name or "")
+            yield Mismatch(MismatchKind.AUTOGRAD_LESS_ALL_REDUCE, call, name or "")
 
 
 def _is_matmul(node: cst.CSTNode) -> bool:
@@ -419,6 +431,8 @@ def _aliased_values(function: _Function) -> Iterator[Mismatch]:
                 continue
             key = source_text(element.key)
             if name in seen:
-                yield Mismatch("aliased-in-place-reduce", element.value, name, seen[name])
+                yield Mismatch(
+                    MismatchKind.ALIASED_IN_PLACE_REDUCE, element.value, name, seen[name]
+                )
             else:
                 seen[name] = key

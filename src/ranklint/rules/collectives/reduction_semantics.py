@@ -9,39 +9,44 @@ import libcst as cst
 from ranklint.analysis.context import FileContext
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
-from ranklint.rules.collectives._reductions import REDUCTION_CALLS, Mismatch, scan_module
+from ranklint.rules.collectives._reductions import (
+    REDUCTION_CALLS,
+    Mismatch,
+    MismatchKind,
+    scan_module,
+)
 from ranklint.syntax import placement
 
 # What each kind of mismatch means and how to fix it; `{value}` and `{detail}`
 # come from the Mismatch.
-_MESSAGES: dict[str, str] = {
-    "mean-summed": (
+_MESSAGES: dict[MismatchKind, str] = {
+    MismatchKind.MEAN_SUMMED: (
         "`{value}` is a per-rank mean, all-reduced with SUM and never divided: the result is "
         "the world size W times the mean; pass `op=ReduceOp.AVG` (NCCL) or divide by "
         "`dist.get_world_size()` after the sum"
     ),
-    "sum-as-mean": (
+    MismatchKind.SUM_AS_MEAN: (
         "`{value}` comes from `{detail}()`, which all-reduces with SUM and does not divide, yet "
         "it feeds an average: the logged value is the world size W times the mean; divide by "
         "`dist.get_world_size()` in `{detail}()`"
     ),
-    "local-loss-times-world": (
+    MismatchKind.LOCAL_LOSS_TIMES_WORLD: (
         "`{value}` is a per-rank mean loss (not divided by a global count), multiplied by the "
         "world size W: DDP/FSDP already average gradients over ranks, so they come out W times "
         "too large; multiply only a term normalised by a global count (tokens, samples "
         "all-reduced over ranks)"
     ),
-    "grad-over-global-count": (
+    MismatchKind.GRAD_OVER_GLOBAL_COUNT: (
         "gradients are divided by `{value}`, a count summed over ranks, after `backward()`; "
         "DDP/FSDP already divided them by the world size W, so they are W times too small; "
         "scale by `world_size / {value}`"
     ),
-    "autograd-less-all-reduce": (
+    MismatchKind.AUTOGRAD_LESS_ALL_REDUCE: (
         "`dist.all_reduce({value})` in a loss has no backward: the sum of the other ranks' "
         "contributions is a constant to autograd, so their part of the gradient is lost (1/W "
         "of it flows); use `torch.distributed.nn.functional.all_reduce`"
     ),
-    "aliased-in-place-reduce": (
+    MismatchKind.ALIASED_IN_PLACE_REDUCE: (
         "`{value}` is also the value of `{detail}` in this dict, and a function of this module "
         "all-reduces every value of such dicts in place: the shared tensor is summed twice "
         "(W² times); store a `.clone()`"
