@@ -26,6 +26,7 @@ from ranklint.analysis.events import (
     Cond,
     Event,
     Exit,
+    ExitKind,
     FunctionSummary,
     Literal,
     Loop,
@@ -83,7 +84,7 @@ class Divergence:
     # MISMATCH: what the other ranks issue at the same position.
     other: CollectiveLeaf | None = None
     # SKIPPED_AFTER_EXIT: return, exit, continue or break.
-    exit_kind: str | None = None
+    exit_kind: ExitKind | None = None
 
     @property
     def condition(self) -> str:
@@ -185,7 +186,7 @@ class CollectiveAnalysis:
             elif isinstance(event, Exit):
                 if event.kind in _FUNCTION_EXITS:
                     return out[:_MAX_LEAVES], "function"
-                if event.kind in ("continue", "break"):
+                if event.kind in (ExitKind.CONTINUE, ExitKind.BREAK):
                     return out[:_MAX_LEAVES], "loop"
         return out[:_MAX_LEAVES], None
 
@@ -343,7 +344,7 @@ class CollectiveAnalysis:
             if (kinds[0] is None) != (kinds[1] is None) and rest:
                 # One arm leaves early: the code after the branch belongs to the other.
                 exiting = 0 if kinds[0] is not None else 1
-                kind = kinds[exiting] or "return"
+                kind = kinds[exiting] or ExitKind.RETURN
                 self._compare_paths(
                     branch,
                     cond,
@@ -377,7 +378,7 @@ class CollectiveAnalysis:
         function: FunctionSummary,
         first_arm: int,
         other_path: list[Event],
-        exit_kind: str | None,
+        exit_kind: ExitKind | None,
         other_arm_length: int | None,
         context: dict[str, bool],
     ) -> None:
@@ -547,13 +548,13 @@ class CollectiveAnalysis:
 
 # A rank-dependent `raise` is not treated as an exit: the rank fails with an
 # error and the launcher tears the job down, there is no silent hang.
-_FUNCTION_EXITS = frozenset({"return", "exit"})
+_FUNCTION_EXITS = frozenset({ExitKind.RETURN, ExitKind.EXIT})
 
 
-def _exit_kind(events: Sequence[Event]) -> str | None:
+def _exit_kind(events: Sequence[Event]) -> ExitKind | None:
     """The kind of an exit anywhere in ``events`` (not inside nested loops for continue/break)."""
     for event in events:
-        if isinstance(event, Exit) and event.kind != "raise":
+        if isinstance(event, Exit) and event.kind is not ExitKind.RAISE:
             return event.kind
         if isinstance(event, Branch):
             for arm in event.arms:

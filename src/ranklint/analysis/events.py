@@ -213,9 +213,19 @@ class Loop:
     body: list[Event] = field(default_factory=list)
 
 
+class ExitKind(enum.Enum):
+    """How control leaves the code before its end."""
+
+    RETURN = "return"
+    RAISE = "raise"
+    EXIT = "exit"  # sys.exit(), os._exit(), ...
+    CONTINUE = "continue"
+    BREAK = "break"
+
+
 @dataclass(slots=True)
 class Exit:
-    kind: str  # return, raise, exit, continue, break
+    kind: ExitKind
 
 
 @dataclass(slots=True)

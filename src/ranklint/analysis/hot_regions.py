@@ -36,6 +36,7 @@ from ranklint.analysis.events import (
     CallEvent,
     Event,
     Exit,
+    ExitKind,
     FunctionSummary,
     HostCost,
     HotKind,
@@ -326,4 +327,7 @@ def _in_a_test(module: ModuleSummary, function: FunctionSummary) -> bool:
 
 
 def _exits(events: Sequence[Event]) -> bool:
-    return any(isinstance(event, Exit) and event.kind in ("continue", "return") for event in events)
+    return any(
+        isinstance(event, Exit) and event.kind in (ExitKind.CONTINUE, ExitKind.RETURN)
+        for event in events
+    )

@@ -31,6 +31,7 @@ from ranklint.analysis.events import (
     CostKind,
     Event,
     Exit,
+    ExitKind,
     FunctionSummary,
     HostCost,
     Loop,
@@ -61,8 +62,7 @@ from ranklint.syntax import boolean_operands, iter_nodes
 if TYPE_CHECKING:
     from ranklint.analysis.settings import AnalysisSettings
 
-# A recorded node's place: (module-level statement index, innermost simple
-# statement, module-level statement).
+# A recorded node's place: (top statement index, innermost simple statement, top statement).
 Where = tuple[int, cst.CSTNode | None, cst.CSTNode | None]
 # A recorded node with the statements that hold it (for positions and suppressions).
 PlacedNode = tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None]
@@ -232,7 +232,7 @@ class FactsBuilder:
         if target is None:
             return
         if target in _EXIT_CALLS:
-            self._block.append(Exit("exit"))
+            self._block.append(Exit(ExitKind.EXIT))
             return
         if is_external(target):
             return
@@ -308,7 +308,7 @@ class FactsBuilder:
         event = Collective(spec.name, spec.short, spec.kind, group_text, group_axes, site, label)
         return replace(event, members=members) if members else event
 
-    def exit(self, kind: str) -> None:
+    def exit(self, kind: ExitKind) -> None:
         self._block.append(Exit(kind))
 
     def host_cost(
@@ -340,7 +340,7 @@ class FactsBuilder:
             summary = frame.summary
             summary.returns = summary.returns | self.rank.taint(value)
             summary.elements = _merge_elements(summary.elements, self._elements(value))
-        frame.blocks[-1].append(Exit("return"))
+        frame.blocks[-1].append(Exit(ExitKind.RETURN))
 
     def _elements(self, value: cst.BaseExpression) -> tuple[Taint, ...]:
         """Taint of each element of a returned tuple; () for other values."""

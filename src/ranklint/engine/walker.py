@@ -23,7 +23,7 @@ import libcst as cst
 from ranklint.analysis.catalog import PROPERTY_COLLECTIVES
 from ranklint.analysis.classify import is_state_dict_context
 from ranklint.analysis.context import Condition, FileContext, FunctionFrame
-from ranklint.analysis.events import Site
+from ranklint.analysis.events import ExitKind, Site
 from ranklint.analysis.guards import guard_kind
 from ranklint.analysis.names import ScopeKind
 from ranklint.analysis.visitor import NodeVisitor
@@ -415,13 +415,13 @@ class Walker:
 
     def _raise(self, node: cst.Raise) -> None:
         self._walk_children(node)
-        self.ctx.facts.exit("raise")
+        self.ctx.facts.exit(ExitKind.RAISE)
 
     def _continue(self, node: cst.Continue) -> None:
-        self.ctx.facts.exit("continue")
+        self.ctx.facts.exit(ExitKind.CONTINUE)
 
     def _break(self, node: cst.Break) -> None:
-        self.ctx.facts.exit("break")
+        self.ctx.facts.exit(ExitKind.BREAK)
 
     def _except_handler(self, node: cst.ExceptHandler | cst.ExceptStarHandler) -> None:
         if node.type is not None:

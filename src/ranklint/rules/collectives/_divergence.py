@@ -6,17 +6,18 @@ from collections.abc import Iterator
 
 from ranklint.analysis.catalog import CallKind
 from ranklint.analysis.collectives import Divergence, DivergenceKind
+from ranklint.analysis.events import ExitKind
 from ranklint.analysis.leaves import CollectiveLeaf
 from ranklint.analysis.project import ProjectFacts
 from ranklint.rules.base import ProjectFinding
 from ranklint.rules.collectives._evidence import divergence_evidence
 
 _EXIT_TEXT = {
-    "return": "return early",
-    "raise": "raise",
-    "exit": "exit",
-    "continue": "skip to the next iteration",
-    "break": "leave the loop",
+    ExitKind.RETURN: "return early",
+    ExitKind.RAISE: "raise",
+    ExitKind.EXIT: "exit",
+    ExitKind.CONTINUE: "skip to the next iteration",
+    ExitKind.BREAK: "leave the loop",
 }
 
 

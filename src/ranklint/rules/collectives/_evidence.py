@@ -267,7 +267,9 @@ def _guard(divergence: Divergence, cond: RankCond, test: str) -> Link:
     if kind is DivergenceKind.LOOP_TRIP_COUNT:
         return Link("loop-trip-count", f"`{test}`", HIGH)
     if kind is DivergenceKind.SKIPPED_AFTER_EXIT:
-        return Link("early-exit", f"`{divergence.exit_kind}` when `{test}`", HIGH)
+        exit_kind = divergence.exit_kind
+        shown = exit_kind.value if exit_kind is not None else "exit"  # pragma: no mutate
+        return Link("early-exit", f"`{shown}` when `{test}`", HIGH)
     used = guard_kind(test, cond)
     # Members of a group all pass a membership test alike; but every rank must
     # create every group, members or not.
