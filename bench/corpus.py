@@ -1,9 +1,9 @@
 """Build and lint a review corpus: full source trees of distributed-training projects.
 
-    python bench/corpus.py halves
+    python bench/corpus.py halves [--round N]
     python bench/corpus.py build [--cache DIR] [--mirror-root DIR] [--project NAME ... | --half H]
     python bench/corpus.py lint [--cache DIR] [--rules default|all ...] [--out FILE]
-                                [--jobs N] [--project NAME ... | --half tuning|test]
+                                [--jobs N] [--project NAME ... | --half tuning|test [--round N]]
     python bench/corpus.py compare BEFORE.jsonl AFTER.jsonl [--prefix RNK1]
     python bench/corpus.py sample FINDINGS.jsonl [--prefix RNK2] [--per-code 30] [--seed 16]
 
@@ -623,6 +623,12 @@ def main() -> int:
     parser.add_argument("--project", action="append", choices=sorted(PROJECTS))
     parser.add_argument("--half", choices=("tuning", "test"), help="the projects of one half")
     parser.add_argument(
+        "--round",
+        type=int,
+        default=-1,
+        help="the halves of this entry of TEST_ROUNDS (0: round 4; default: the last)",
+    )
+    parser.add_argument(
         "--mirror-root", type=Path, help="read commits from local bare mirrors (build)"
     )
     parser.add_argument(
@@ -635,7 +641,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1, help="processes (lint)")
     parser.add_argument("--out", type=Path, help="write findings as JSON lines (lint)")
     args = parser.parse_args()
-    split = halves()
+    split = halves(args.round)
     if args.action == "halves":
         for half, members in split.items():
             print(f"{half} ({len(members)}): {' '.join(members)}")
