@@ -54,7 +54,7 @@ and after, then each finding that went away or appeared.
 from a ``--out`` file at random with a fixed ``--seed`` (all of them where
 there are fewer) and prints them as a Markdown review table (path, line,
 message, an empty verdict column), for hand review in
-``docs/ecosystem-review.md``.
+``docs/dev/ecosystem-review.md``.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ Skipped everywhere: ``analysis/catalog.py`` (a data table, pinned by
 ``__main__.py``. Message text is not skipped: a mutant of a message is killed
 by the fixtures' and examples' exact messages, or survives where a message is
 not pinned, which is worth knowing. Equivalent mutants are marked in the source
-with ``# pragma: no mutate`` and a reason (docs/testing.md lists them).
+with ``# pragma: no mutate`` and a reason (docs/dev/testing.md lists them).
 
 The score of a group is killed / (killed + survived + timeouts + suspicious);
 mutants with no test reaching them count as survivors.
@@ -257,7 +257,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # Threads mode's process group and its static notes: their tests run rank
     # threads in the test process (seconds each). runtime/threads.py (the World)
     # is left out: its mutants of the waiting loops hang until the run's deadline,
-    # a minute or more per mutant (docs/testing.md).
+    # a minute or more per mutant (docs/dev/testing.md).
     "runtime_threads": (
         ("runtime/group.py", "runtime/static.py"),
         (

@@ -34,7 +34,7 @@ are printed: a change's cost measured side by side, not against an old table.
 
 Prints a Markdown table (seconds, files/s, peak memory of the largest
 process) and the ratios the performance targets are stated in. No timing is
-asserted anywhere; ``docs/performance.md`` records a run.
+asserted anywhere; ``docs/dev/performance.md`` records a run.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Each case writes a small project into ``tmp_path`` and compares the (file, line,
 code) of every RNK102 finding with the ``# expect:`` markers of its files.
 The shapes come from the review corpus (NeMo's in-framework deploy scripts,
-``docs/ecosystem-review.md``): a leader that serves requests and broadcasts a
+``docs/dev/ecosystem-review.md``): a leader that serves requests and broadcasts a
 stop message, workers that loop on ``broadcast`` in a method of an object
 built from a project class, and a `start_server` flag set from the rank.
 """

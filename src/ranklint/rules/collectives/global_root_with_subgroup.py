@@ -23,7 +23,7 @@ together with a group along a parallel axis (`group=dp_group`,
 
 Off by default: whether the root belongs to the group depends on the
 parallel layout, which a linter cannot see. On the review corpus
-(docs/ecosystem-review.md) all 6 findings were in tests whose layout makes
+(docs/dev/ecosystem-review.md) all 6 findings were in tests whose layout makes
 the group the whole world. Opt in with `extend-select = ["RNK109"]` to
 review every such root.
 """

@@ -24,7 +24,7 @@ Reports `all_reduce`, `reduce`, `reduce_scatter`, `reduce_scatter_tensor`,
 Functional collectives take the op as a required argument and are never
 reported.
 
-Off by default: on the review corpus (docs/ecosystem-review.md) the implicit
+Off by default: on the review corpus (docs/dev/ecosystem-review.md) the implicit
 sums it reports were intended (tensor-parallel partial sums, counts,
 gradients divided beforehand), so it is a convention check, not a bug
 finder. Teams that want every reduction to name its op opt in with

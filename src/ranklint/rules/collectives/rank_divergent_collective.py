@@ -140,7 +140,7 @@ module to a sharding call (`fully_shard`, `FSDP`, a function named with
 `shard`, `fsdp` or `parallelize`), and FSDP's `optim_state_dict_to_load` only
 in a function that sets `rank0_only=True`.
 
-Known false alarms (docs/ecosystem-review.md): a leader/worker protocol through
+Known false alarms (docs/dev/ecosystem-review.md): a leader/worker protocol through
 an object of unknown class; a flag tested in a callee under another name; a
 framework call whose configuration is set in another file. Data is
 per-rank as the `batch` of a Lightning step method (not its dict keys) or what

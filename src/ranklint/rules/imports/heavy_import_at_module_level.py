@@ -19,7 +19,7 @@ class HeavyImportAtModuleLevel(Rule):
     name = "heavy-import-at-module-level"
     severity = Severity.WARNING
     # Off by default: on the review corpus almost every finding was a module
-    # built on a dependency its package needs anyway (docs/ecosystem-review.md).
+    # built on a dependency its package needs anyway (docs/dev/ecosystem-review.md).
     default_enabled = False
     summary = "A heavy or optional dependency is imported when the module is imported"
     what = """\

@@ -61,7 +61,7 @@ orchestration (which arguments it passes, that it calls it at all) is fine
 and not reported.
 
 A convention, off by default: opt in with `extend-select = ["RNK604"]` in
-`[tool.ranklint]`. On the review corpus (docs/ecosystem-review.md) all 8
+`[tool.ranklint]`. On the review corpus (docs/dev/ecosystem-review.md) all 8
 findings of the earlier version were stubs of public FSDP entry points.
 """
     why = """\
