@@ -30,7 +30,7 @@ _FUZZ_SETTINGS = {
 }
 settings.register_profile("ci", max_examples=300, **_FUZZ_SETTINGS)
 settings.register_profile("long", max_examples=10_000, **_FUZZ_SETTINGS)
-# For mutation testing (bench/mutation.py): each surviving mutant reruns the properties.
+# For mutation testing (bench/mutation/mutation.py): each surviving mutant reruns the properties.
 settings.register_profile("mutation", max_examples=25, **_FUZZ_SETTINGS)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # The long profile runs for many minutes per property, by hand: no per-test timeout.

@@ -5,7 +5,7 @@ RNK102/RNK104/RNK105): a correct program is not flagged. Every ``buggy.py``
 must be reported on the line its ``# expect:`` marker names, except the
 cases listed in ``NOT_FOUND_YET`` with the reason, which are expected to
 fail (strictly: a case that starts passing must be removed from the list).
-``python bench/realbugs.py`` prints the whole table and the recall.
+``python bench/recall/realbugs.py`` prints the whole table and the recall.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 from ranklint.findings import Confidence
 from tests.conftest import REPO_ROOT
 
-sys.path.insert(0, str(REPO_ROOT / "bench"))
+sys.path.insert(0, str(REPO_ROOT / "bench" / "recall"))
 from realbugs import cases, check
 
 _LAYOUT = (

@@ -33,7 +33,7 @@ def test_every_torch_source_file_lints_without_internal_error() -> None:
 
 
 def test_ecosystem_corpus_lints_without_internal_error(tmp_path: Path) -> None:
-    sys.path.insert(0, str(REPO_ROOT / "bench"))
+    sys.path.insert(0, str(REPO_ROOT / "bench" / "corpus"))
     try:
         import ecosystem
     finally:

@@ -21,7 +21,7 @@ configuration (every rule selected, in the test suite). The audit reports:
   deliberate (``# noqa: F401``, ``F403``, ``F405``: a re-export).
 
 Used by the test suite (on the fixtures and on generated programs) and by
-``bench/fix_audit.py`` (on the review corpus).
+``bench/recall/fix_audit.py`` (on the review corpus).
 """
 
 from __future__ import annotations

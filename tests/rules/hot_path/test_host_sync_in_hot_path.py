@@ -652,12 +652,12 @@ def test_a_ray_get_is_looked_for_within_a_budget_of_nodes(filler: int, driver: b
     assert (found == []) is driver
 
 
-# -- the GPU check of issue 37 (bench/gpu_sync_check.py), its CPU half ----------
+# -- the GPU check of issue 37 (bench/recall/gpu_sync_check.py), its CPU half ----------
 
 
 def _gpu_check() -> ModuleType:
     spec = importlib.util.spec_from_file_location(
-        "gpu_sync_check", REPO_ROOT / "bench" / "gpu_sync_check.py"
+        "gpu_sync_check", REPO_ROOT / "bench" / "recall" / "gpu_sync_check.py"
     )
     assert spec is not None
     assert spec.loader is not None

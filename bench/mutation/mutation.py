@@ -1,11 +1,11 @@
 """Mutation testing of ranklint with mutmut 3, one module group at a time.
 
     pip install -e '.[test,mutation]'
-    python bench/mutation.py --list                 # the groups and their tests
-    python bench/mutation.py suppressions positions # mutate and test these groups
-    python bench/mutation.py --report               # scores of every group run so far
-    python bench/mutation.py --overall              # each module once, from its latest run
-    python bench/mutation.py --try rank NAME tests/analysis/test_rank_taint.py
+    python bench/mutation/mutation.py --list                 # the groups and their tests
+    python bench/mutation/mutation.py suppressions positions # mutate and test these groups
+    python bench/mutation/mutation.py --report               # scores of every group run so far
+    python bench/mutation/mutation.py --overall              # each module once, from its latest run
+    python bench/mutation/mutation.py --try rank NAME tests/analysis/test_rank_taint.py
                                                     # does this test kill that mutant?
 
 Each group (a few modules of ``src/ranklint``) runs in a working copy of its own
@@ -48,7 +48,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
+REPO = HERE.parents[1]
 WORK = REPO / ".cache" / "mutation"
 _COPIED = ("src", "tests", "fixtures", "docs", "bench", "README.md", ".pre-commit-hooks.yaml")
 

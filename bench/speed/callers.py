@@ -1,6 +1,6 @@
 """One-file runs see callers: a changed helper's rank-guarded callers, cold, on a real project.
 
-    python bench/callers.py PROJECT [--sample N] [--seed S] [--jobs N] [--select CODES]
+    python bench/speed/callers.py PROJECT [--sample N] [--seed S] [--jobs N] [--select CODES]
 
 Lints the whole of PROJECT once without a cache (the baseline time), then
 re-creates the change that pre-commit catches on a fresh clone only if a

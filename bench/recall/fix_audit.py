@@ -1,9 +1,9 @@
 """Audit every fix ranklint offers on a corpus: does any hide a bug?
 
-    python bench/fix_audit.py [--cache DIR] [--project NAME ...] [--jobs N]
+    python bench/recall/fix_audit.py [--cache DIR] [--project NAME ...] [--jobs N]
 
 Runs :func:`ranklint.fix_audit.audit_fixes` with every rule selected on each
-``.py`` file of the review corpus that ``bench/corpus.py build`` exported
+``.py`` file of the review corpus that ``bench/corpus/corpus.py build`` exported
 (default ``.cache/corpus``; the projects of its manifest, or those named): each
 fix is applied alone, the file is linted again, and the audit reports any
 finding the fix silenced without changing the code the way it asked, any

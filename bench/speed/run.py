@@ -1,7 +1,7 @@
 """The speed benchmark: ranklint against the libcst parse floor and peer linters.
 
-    python bench/run.py [--full] [--repeat N] [--skip-peers] [--baseline-python PY] [--out FILE]
-                        [--project DIR ...] [--project-repeat N]
+    python bench/speed/run.py [--full] [--repeat N] [--skip-peers] [--baseline-python PY]
+                              [--out FILE] [--project DIR ...] [--project-repeat N]
 
 Builds a corpus offline from the installed torch package (``torch/distributed``,
 ``torch/nn``, ``torch/optim``; ``--full``: all of torch) plus this repository's
@@ -10,7 +10,7 @@ can be touched. Then times whole processes, side by side in one run, each
 ``--repeat`` times (median and spread):
 
 1. the floor of any libcst-based linter: parse every file and walk it once
-   with a no-op visitor (``bench/floor.py``), and a bare parse alone;
+   with a no-op visitor (``bench/speed/floor.py``), and a bare parse alone;
 2. ``ranklint check --no-cache`` in one process and with all cores;
 3. ``ranklint check`` with a warm cache, nothing changed;
 4. ``ranklint check FILE`` warm, after touching that one file (pre-commit),
@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
+REPO = HERE.parents[1]
 WORK = REPO / ".cache" / "bench"
 PEERS = {"torchfix": ["torchfix==0.7.0"], "flake8": ["flake8==7.3.0"]}
 

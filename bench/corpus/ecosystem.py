@@ -1,6 +1,6 @@
 """Lint pinned releases of real distributed-training projects.
 
-    python bench/ecosystem.py [--cache DIR] [--jobs N] [--project NAME ...]
+    python bench/corpus/ecosystem.py [--cache DIR] [--jobs N] [--project NAME ...]
 
 Downloads each project's wheel from PyPI with ``pip download --no-deps
 --only-binary=:all:`` (wheels only: fetching an sdist with pip would make pip

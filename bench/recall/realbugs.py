@@ -1,6 +1,6 @@
 """Recall on the real-bug set: re-created public reports, each a buggy/fixed pair.
 
-    python bench/realbugs.py [--markdown]
+    python bench/recall/realbugs.py [--markdown]
 
 ``tests/realbugs/<case>/buggy.py`` marks with ``# expect: RNKxxx`` the line
 where the bug should be reported; ``fixed.py`` is the corrected code, where none
@@ -22,7 +22,7 @@ from ranklint import Config, lint_paths
 from ranklint.findings import Confidence
 from ranklint.testing import actual_findings, expected_findings
 
-REALBUGS = Path(__file__).resolve().parent.parent / "tests" / "realbugs"
+REALBUGS = Path(__file__).resolve().parents[2] / "tests" / "realbugs"
 # Reported on a fixed version, these are false alarms whatever the case's own code.
 ALWAYS_WATCHED = frozenset({"RNK102", "RNK104", "RNK105"})
 _CLASS = re.compile(r"^Class:\s*(?P<letter>[A-Z])\b", re.M)

@@ -1,11 +1,13 @@
 """Build and lint a review corpus: full source trees of distributed-training projects.
 
-    python bench/corpus.py halves [--round N]
-    python bench/corpus.py build [--cache DIR] [--mirror-root DIR] [--project NAME ... | --half H]
-    python bench/corpus.py lint [--cache DIR] [--rules default|all ...] [--out FILE]
-                                [--jobs N] [--project NAME ... | --half tuning|test [--round N]]
-    python bench/corpus.py compare BEFORE.jsonl AFTER.jsonl [--prefix RNK1]
-    python bench/corpus.py sample FINDINGS.jsonl [--prefix RNK2] [--per-code 30] [--seed 16]
+    python bench/corpus/corpus.py halves [--round N]
+    python bench/corpus/corpus.py build [--cache DIR] [--mirror-root DIR]
+                                        [--project NAME ... | --half H]
+    python bench/corpus/corpus.py lint [--cache DIR] [--rules default|all ...] [--out FILE]
+                                       [--jobs N]
+                                       [--project NAME ... | --half tuning|test [--round N]]
+    python bench/corpus/corpus.py compare BEFORE.jsonl AFTER.jsonl [--prefix RNK1]
+    python bench/corpus/corpus.py sample FINDINGS.jsonl [--prefix RNK2] [--per-code 30] [--seed 16]
 
 ``halves`` prints the two halves of the corpus: the **tuning half**, which
 rules may be changed for, and the **test half**, which is linted once at the
@@ -20,7 +22,7 @@ half and the others were split at random with ``SPLIT_SEED``:
 a test-half project whose finding led to a change moved to the tuning half
 (``MOVED``) and a spare (``SPARES``) took its place.
 
-Unlike ``bench/ecosystem.py`` (published wheels), this corpus holds each
+Unlike ``bench/corpus/ecosystem.py`` (published wheels), this corpus holds each
 project's whole repository at a pinned commit: tests, examples and scripts
 included, which is where most review-worthy findings of the test and script
 rules live.

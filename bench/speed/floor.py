@@ -1,9 +1,9 @@
 """The cost floor of any libcst-based linter, as a process: parse every file, walk it once.
 
-    python bench/floor.py FILE_LIST [--parse-only]
+    python bench/speed/floor.py FILE_LIST [--parse-only]
 
 FILE_LIST holds one path per line. Files libcst cannot parse are skipped (and
-counted). Used by ``bench/run.py``.
+counted). Used by ``bench/speed/run.py``.
 """
 
 from __future__ import annotations

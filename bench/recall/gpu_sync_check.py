@@ -1,6 +1,6 @@
 """Confirm RNK201 on a GPU: the lines it reports sync, the lines it leaves alone do not.
 
-    python bench/gpu_sync_check.py            # needs torch with a CUDA device
+    python bench/recall/gpu_sync_check.py            # needs torch with a CUDA device
 
 Writes a small training loop, asks ranklint which of its lines sync the host
 every step (RNK201 at every confidence), then runs the loop on the GPU under

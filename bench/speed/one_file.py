@@ -1,6 +1,6 @@
 """One-file runs against a whole run, on a real project: the same findings, and the cost.
 
-    python bench/one_file.py PROJECT [--select CODES] [--sample N] [--seed S]
+    python bench/speed/one_file.py PROJECT [--select CODES] [--sample N] [--seed S]
 
 Lints the whole of PROJECT once without a cache (2 processes), then checks
 files one at a time, each as a fresh run without a cache with the project
@@ -9,7 +9,7 @@ random and N of the files that hold findings. For each it prints the time as
 a share of the whole run and any finding that differs from the whole run's
 findings in that file. A one-file run leaves out only an entry script
 imported by another file (RNK101) and the checks that need every file
-(RNK507's undeclared mesh dimensions); ``bench/callers.py`` measures how it
+(RNK507's undeclared mesh dimensions); ``bench/speed/callers.py`` measures how it
 finds callers.
 In-process times: the interpreter's start (about 0.1-0.3 s) is not counted.
 """

@@ -1,9 +1,9 @@
 """Adoption steps on a copy of one review-corpus project, printed as a transcript.
 
-    python bench/adoption_demo.py [PROJECT]      # default: gpt-neox
+    python bench/corpus/adoption_demo.py [PROJECT]      # default: gpt-neox
 
 The project is copied from ``.cache/corpus/src/PROJECT`` (see
-``bench/corpus.py``) into a temporary git repository; nothing under
+``bench/corpus/corpus.py``) into a temporary git repository; nothing under
 ``.cache`` changes. The steps:
 
 1. ``ranklint check .`` (default rules): the findings to adopt;
@@ -28,7 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / ".cache" / "corpus" / "src"
 BIN = Path(sys.executable).parent
 OPT_IN_FIXES = "RNK002,RNK106,RNK601"
@@ -88,7 +88,7 @@ def unparsable(folder: Path) -> list[str]:
 def main(argv: list[str]) -> int:
     project = argv[0] if argv else "gpt-neox"
     if not (CORPUS / project).is_dir():
-        print(f"no {CORPUS / project}: build the corpus first (bench/corpus.py)")
+        print(f"no {CORPUS / project}: build the corpus first (bench/corpus/corpus.py)")
         return 2
     with tempfile.TemporaryDirectory() as scratch:
         base = Path(scratch)

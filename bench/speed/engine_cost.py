@@ -1,6 +1,6 @@
 """Engine cost relative to a bare libcst parse, measured in one run.
 
-    python bench/engine_cost.py [DIR]     (default: the installed torch/distributed)
+    python bench/speed/engine_cost.py [DIR]     (default: the installed torch/distributed)
 
 Times, in one process and on the same files, each stage as a ratio to a bare
 ``libcst.parse_module`` (= 1.0): CPython's ``ast.parse`` (ranklint's

@@ -1,6 +1,6 @@
 """Record ranklint's JSON output on the fixtures and the ecosystem corpus, with hashes.
 
-    python bench/snapshot.py OUT_DIR [--skip-ecosystem] [--jobs N]
+    python bench/corpus/snapshot.py OUT_DIR [--skip-ecosystem] [--jobs N]
 
 For refactors that must not change behaviour: run it before and after, then
 compare the hashes (or ``diff -r`` the two folders). Each output is exactly
@@ -8,10 +8,10 @@ what ``ranklint check --select ALL --no-cache --format json`` prints:
 
 - ``fixtures.json``: run from the repository root on ``fixtures/``;
 - ``ecosystem-<project>.json``: run inside each project unpacked by
-  ``bench/ecosystem.py`` (``.cache/ecosystem/src/<project>``, downloaded there
+  ``bench/corpus/ecosystem.py`` (``.cache/ecosystem/src/<project>``, downloaded there
   first), with a ``pyproject.toml`` holding an empty ``[tool.ranklint]`` table
   so that the project folder is the configuration root, as in
-  ``bench/ecosystem.py``.
+  ``bench/corpus/ecosystem.py``.
 
 ``OUT_DIR/SHA256SUMS`` lists the hash of every output.
 """
@@ -27,7 +27,7 @@ from pathlib import Path
 from ecosystem import PROJECTS as ECOSYSTEM_PROJECTS
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
+REPO = HERE.parents[1]
 ECOSYSTEM = REPO / ".cache" / "ecosystem" / "src"
 _COMMAND = ("check", "--select", "ALL", "--no-cache", "--format", "json", "--exit-zero")
 
@@ -51,7 +51,7 @@ def main() -> int:
     outputs = {"fixtures.json": ranklint_json(REPO, "fixtures", args.jobs)}
     if not args.skip_ecosystem:
         if not ECOSYSTEM.is_dir():
-            raise SystemExit(f"{ECOSYSTEM} is missing: run bench/ecosystem.py first")
+            raise SystemExit(f"{ECOSYSTEM} is missing: run bench/corpus/ecosystem.py first")
         for project in sorted(p for p in ECOSYSTEM.iterdir() if p.name in ECOSYSTEM_PROJECTS):
             marker = project / "pyproject.toml"
             if not marker.exists():
