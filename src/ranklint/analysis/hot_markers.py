@@ -248,9 +248,9 @@ def periodic_arm(test: cst.BaseExpression, depth: int = 0) -> int:
         arm = _throttle(test.left, test.comparisons[0])
     if arm:
         pass
-    elif _checks_for_failure(test):
+    elif failure := _checks_for_failure(test):
         # `if torch.isnan(loss).any():`, `if not math.isfinite(loss):`: a failure.
-        arm = _checks_for_failure(test)
+        arm = failure
     elif _names_a_periodic_event(test):
         arm = 1
     elif isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
@@ -327,6 +327,8 @@ _NOT_A_COUNTER = frozenset(
 _FIRST_FLAG_WORDS = frozenset(
     {"first", "is", "step", "iter", "iteration", "call", "time", "run", "pass", "forward"}
 )
+# What a last-step flag counts (`last_step`, `last_batch`).
+_LAST_FLAG_COUNTERS = _COUNTER_WORDS | {"batch"}
 # A flag that holds from the second step on (`self._initialized`).
 _DONE_FLAG_WORDS = frozenset({"initialized", "initialised", "inited", "warmed"})
 _CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
@@ -429,9 +431,12 @@ def _once_only_flag(test: cst.BaseExpression) -> int:
         return 1
     # `last_step`, `is_final_iteration`, `last_batch`; not `is_last` (a stage),
     # `last` alone or `is_last_microbatch`.
-    counters = _COUNTER_WORDS | {"batch"}
     for edge in ("last", "final"):
-        if edge in words and words <= _FIRST_FLAG_WORDS | {edge, "batch"} and words & counters:
+        if (
+            edge in words
+            and words <= _FIRST_FLAG_WORDS | {edge, "batch"}
+            and words & _LAST_FLAG_COUNTERS
+        ):
             return 1
     if words & _DONE_FLAG_WORDS and not words & {"not", "un"}:
         return -1

@@ -206,7 +206,7 @@ def _looks_secret(value: str) -> bool:
         and not _ENV_NAME.fullmatch(value)
         and not _SNAKE_CASE.fullmatch(value)
         and not any(character.isspace() for character in value)
-        and any(not character.isalpha() for character in value)
+        # Letters alone, or letters between punctuation (`"@@PADDING@@"`), are no secret.
         and not "".join(filter(str.isalnum, value)).isalpha()
     )
 
