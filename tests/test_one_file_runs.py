@@ -13,7 +13,7 @@ import pytest
 
 from ranklint import Config, lint_paths
 from ranklint import engine as engine_module
-from ranklint.analysis.dependencies import ModuleMap, module_name
+from ranklint.analysis.project.dependencies import ModuleMap, module_name
 from ranklint.engine import linter as linter_module
 from tests.conftest import FIXTURES, write
 

@@ -9,8 +9,8 @@ import pytest
 
 from ranklint import Config
 from ranklint import syntax as nodes
-from ranklint.analysis.settings import AnalysisSettings
-from ranklint.analysis.visitor import NodeVisitor
+from ranklint.analysis.walk.settings import AnalysisSettings
+from ranklint.analysis.walk.visitor import NodeVisitor
 from ranklint.engine import Linter
 from ranklint.engine.spans import spans_of
 from ranklint.engine.walker import Walker

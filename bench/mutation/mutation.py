@@ -5,7 +5,7 @@
     python bench/mutation/mutation.py suppressions positions # mutate and test these groups
     python bench/mutation/mutation.py --report               # scores of every group run so far
     python bench/mutation/mutation.py --overall              # each module once, from its latest run
-    python bench/mutation/mutation.py --try rank NAME tests/analysis/test_rank_taint.py
+    python bench/mutation/mutation.py --try rank NAME tests/analysis/walk/test_rank_taint.py
                                                     # does this test kill that mutant?
 
 Each group (a few modules of ``src/ranklint``) runs in a working copy of its own
@@ -23,8 +23,8 @@ mutmut's trampolines look for their configuration in the subprocess's working
 folder); the in-process tests of each face cover them. Tests marked ``slow``
 or ``distributed`` are not run (minutes each).
 
-Skipped everywhere: ``analysis/catalog.py`` (a data table, pinned by
-``tests/analysis/test_catalog.py`` and the rule examples), ``_version.py`` and
+Skipped everywhere: ``analysis/walk/catalog.py`` (a data table, pinned by
+``tests/analysis/walk/test_catalog.py`` and the rule examples), ``_version.py`` and
 ``__main__.py``. Message text is not skipped: a mutant of a message is killed
 by the fixtures' and examples' exact messages, or survives where a message is
 not pinned, which is worth knowing. Equivalent mutants are marked in the source
@@ -56,21 +56,21 @@ _COPIED = ("src", "tests", "fixtures", "docs", "bench", "README.md", ".pre-commi
 # tests of each analysis module, the rules' own examples, the fixtures' markers
 # and the whole-project tests. mutmut runs, per mutant, only those that reach it.
 _ANALYSIS_TESTS = (
-    "tests/analysis/test_names.py",
-    "tests/analysis/test_literals.py",
-    "tests/analysis/test_rank_taint.py",
-    "tests/analysis/test_guards.py",
-    "tests/analysis/test_rank_values.py",
-    "tests/analysis/test_rank_taint_edges.py",
+    "tests/analysis/walk/test_names.py",
+    "tests/analysis/walk/test_literals.py",
+    "tests/analysis/walk/test_rank_taint.py",
+    "tests/analysis/walk/test_guards.py",
+    "tests/analysis/walk/test_rank_values.py",
+    "tests/analysis/walk/test_rank_taint_edges.py",
     "tests/test_realbugs.py",
     "tests/rules/collectives/test_import_time_process_group.py",
-    "tests/analysis/test_hot_regions.py",
-    "tests/analysis/test_host_costs.py",
-    "tests/analysis/test_mesh.py",
+    "tests/analysis/project/test_hot_regions.py",
+    "tests/analysis/walk/test_host_costs.py",
+    "tests/analysis/walk/test_mesh.py",
     "tests/rules/test_engineering_rules.py",
     "tests/rules/collectives/test_ignored_process_group.py",
-    "tests/analysis/test_project.py",
-    "tests/analysis/test_project_facts.py",
+    "tests/analysis/project/test_project.py",
+    "tests/analysis/project/test_project_facts.py",
     "tests/rules/test_rule_examples.py",
     "tests/test_docs.py",
     "tests/test_fixtures.py",
@@ -81,21 +81,21 @@ _ANALYSIS_TESTS = (
     "tests/rules/imports/test_imports_precision.py",
     "tests/rules/portability/test_portability_precision.py",
     "tests/rules/testsuite/test_testsuite_precision.py",
-    "tests/analysis/test_collective_protocols.py",
-    "tests/analysis/test_flags.py",
-    "tests/analysis/test_leaves.py",
-    "tests/analysis/test_decorators.py",
+    "tests/analysis/walk/test_collective_protocols.py",
+    "tests/analysis/walk/test_flags.py",
+    "tests/analysis/project/test_sequences.py",
+    "tests/analysis/walk/test_decorators.py",
     "tests/rules/collectives/test_import_time_process_group_entry_scripts.py",
-    "tests/analysis/test_per_rank_state.py",
-    "tests/analysis/test_batch_data.py",
-    "tests/analysis/test_framework.py",
-    "tests/analysis/test_flags.py",
-    "tests/analysis/test_complementary_assignments.py",
-    "tests/analysis/test_configured_calls.py",
-    "tests/analysis/test_configured_wrappers.py",
-    "tests/analysis/test_membership.py",
-    "tests/analysis/test_taint.py",
-    "tests/analysis/test_hot_markers.py",
+    "tests/analysis/walk/test_per_rank_state.py",
+    "tests/analysis/walk/test_batch_data.py",
+    "tests/analysis/walk/test_framework.py",
+    "tests/analysis/walk/test_flags.py",
+    "tests/analysis/walk/test_complementary_assignments.py",
+    "tests/analysis/walk/test_configured_calls.py",
+    "tests/analysis/walk/test_configured_wrappers.py",
+    "tests/analysis/walk/test_membership.py",
+    "tests/model/test_taint.py",
+    "tests/analysis/walk/test_hot_markers.py",
     "tests/test_syntax.py",
     "tests/rules/test_core_rules.py",
 )
@@ -140,7 +140,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/engine/test_engine_paths.py",
             "tests/test_one_file_runs.py",
             "tests/test_file_kinds.py",
-            "tests/analysis/test_project.py",
+            "tests/analysis/project/test_project.py",
             "tests/rules/test_rule_examples.py",
             "tests/test_fixtures.py",
             "tests/test_suppressions.py",
@@ -156,49 +156,52 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_api.py",
             "tests/faces/test_flake8_plugin.py",
             "tests/test_docs.py",
-            "tests/analysis/test_project.py",
+            "tests/analysis/project/test_project.py",
             "tests/test_one_file_runs.py",
             "tests/test_cache.py",
         ),
     ),
-    "names": (("analysis/names.py", "analysis/literals.py"), _ANALYSIS_TESTS),
-    "rank": (("analysis/rank.py", "analysis/axes.py", "analysis/guards.py"), _ANALYSIS_TESTS),
+    "names": (("analysis/walk/names.py", "analysis/walk/literals.py"), _ANALYSIS_TESTS),
+    "rank": (
+        ("analysis/walk/rank.py", "analysis/walk/axes.py", "analysis/walk/guards.py"),
+        _ANALYSIS_TESTS,
+    ),
     "facts": (
         (
-            "analysis/events.py",
-            "analysis/summary.py",
-            "analysis/classify.py",
-            "analysis/callgraph.py",
-            "analysis/collectives.py",
-            "analysis/decisions.py",
-            "analysis/project.py",
+            "model/events.py",
+            "analysis/walk/summary.py",
+            "analysis/walk/classify.py",
+            "analysis/project/callgraph.py",
+            "analysis/project/collectives.py",
+            "analysis/project/decisions.py",
+            "analysis/project/facts.py",
         ),
         _ANALYSIS_TESTS,
     ),
     "hot": (
         (
-            "analysis/hot_markers.py",
-            "analysis/hot_regions.py",
-            "analysis/host_costs.py",
-            "analysis/tensors.py",
-            "analysis/mesh.py",
+            "analysis/walk/hot_markers.py",
+            "analysis/project/hot_regions.py",
+            "analysis/walk/host_costs.py",
+            "analysis/walk/tensors.py",
+            "analysis/walk/mesh.py",
         ),
         _ANALYSIS_TESTS,
     ),
     # Issue 37: what a sync's value is for, Ray drivers, and Python loops over tensors.
     "sync_uses": (
-        ("analysis/host_uses.py", "analysis/tensor_loops.py"),
+        ("analysis/walk/host_uses.py", "analysis/walk/tensor_loops.py"),
         (
             "tests/rules/hot_path/test_host_sync_in_hot_path.py",
-            "tests/analysis/test_host_costs.py",
-            "tests/analysis/test_hot_regions.py",
+            "tests/analysis/walk/test_host_costs.py",
+            "tests/analysis/project/test_hot_regions.py",
             "tests/rules/hot_path/test_hot_path_precision.py",
         ),
     ),
     "layout": (
-        ("analysis/layout.py",),
+        ("analysis/project/layout.py",),
         (
-            "tests/analysis/test_layout.py",
+            "tests/analysis/project/test_layout.py",
             "tests/rules/imports/test_imports_precision.py",
             "tests/test_cache.py",
             "tests/test_api.py",
@@ -230,12 +233,12 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # file context, the settings, call targets, the visitor base, spans, findings.
     "support": (
         (
-            "analysis/context.py",
+            "analysis/walk/context.py",
             "syntax.py",
-            "analysis/settings.py",
-            "analysis/targets.py",
-            "analysis/visitor.py",
-            "analysis/recorders.py",
+            "analysis/walk/settings.py",
+            "analysis/walk/targets.py",
+            "analysis/walk/visitor.py",
+            "analysis/walk/recorders.py",
             "engine/spans.py",
             "findings.py",
             "testing.py",
@@ -302,10 +305,10 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # The trust issue: which names a wildcard gives (RNK301's fix), and the audit
     # of every fix (no fix silences a finding without doing what it asked).
     "trust": (
-        ("analysis/wildcards.py", "fix_audit.py"),
+        ("analysis/walk/wildcards.py", "fix_audit.py"),
         (
             "tests/test_fix_audit.py",
-            "tests/analysis/test_wildcards.py",
+            "tests/analysis/walk/test_wildcards.py",
             "tests/rules/imports/test_imports_precision.py",
             "tests/rules/test_rule_fixes.py",
         ),
@@ -330,10 +333,10 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # framework collectives): small enough to run alone.
     "values": (
         (
-            "analysis/group_local.py",
-            "analysis/dist_state.py",
+            "rules/collectives/_group_local.py",
+            "analysis/walk/dist_state.py",
             "rules/collectives/_reductions.py",
-            "analysis/framework.py",
+            "analysis/walk/framework.py",
             "rules/collectives/group_local_root.py",
             "rules/collectives/import_time_distributed_state.py",
             "rules/collectives/reduction_semantics.py",
@@ -351,47 +354,47 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # protocols, flags restating a rank test, RNK101 in entry scripts).
     "protocols": (
         (
-            "analysis/creations.py",
-            "analysis/flags.py",
-            "analysis/leaves.py",
-            "analysis/arguments.py",
-            "analysis/decorators.py",
-            "analysis/files.py",
+            "analysis/walk/creations.py",
+            "analysis/walk/flags.py",
+            "analysis/project/sequences.py",
+            "analysis/walk/arguments.py",
+            "analysis/walk/decorators.py",
+            "analysis/walk/bodies.py",
             "rules/collectives/import_time_process_group.py",
         ),
         (
-            "tests/analysis/test_collective_protocols.py",
-            "tests/analysis/test_flags.py",
-            "tests/analysis/test_leaves.py",
-            "tests/analysis/test_decorators.py",
-            "tests/analysis/test_framework.py",
-            "tests/analysis/test_per_rank_state.py",
-            "tests/analysis/test_batch_data.py",
+            "tests/analysis/walk/test_collective_protocols.py",
+            "tests/analysis/walk/test_flags.py",
+            "tests/analysis/project/test_sequences.py",
+            "tests/analysis/walk/test_decorators.py",
+            "tests/analysis/walk/test_framework.py",
+            "tests/analysis/walk/test_per_rank_state.py",
+            "tests/analysis/walk/test_batch_data.py",
             "tests/rules/collectives/test_import_time_process_group_entry_scripts.py",
             "tests/rules/collectives/test_import_time_process_group.py",
-            "tests/analysis/test_rank_values.py",
-            "tests/analysis/test_project_facts.py",
+            "tests/analysis/walk/test_rank_values.py",
+            "tests/analysis/project/test_project_facts.py",
             "tests/test_realbugs.py",
             "tests/rules/test_rule_examples.py",
             "tests/test_fixtures.py",
-            "tests/analysis/test_configured_calls.py",
-            "tests/analysis/test_complementary_assignments.py",
+            "tests/analysis/walk/test_configured_calls.py",
+            "tests/analysis/walk/test_complementary_assignments.py",
         ),
     ),
     # Calls that communicate only in some configurations, groups of written-out
     # ranks, and the taint value.
     "configured": (
-        ("analysis/classify.py", "analysis/taint.py", "analysis/membership.py"),
+        ("analysis/walk/classify.py", "model/taint.py", "analysis/walk/membership.py"),
         (
-            "tests/analysis/test_taint.py",
-            "tests/analysis/test_membership.py",
-            "tests/analysis/test_configured_calls.py",
-            "tests/analysis/test_complementary_assignments.py",
-            "tests/analysis/test_framework.py",
-            "tests/analysis/test_per_rank_state.py",
-            "tests/analysis/test_rank_taint.py",
-            "tests/analysis/test_rank_values.py",
-            "tests/analysis/test_batch_data.py",
+            "tests/model/test_taint.py",
+            "tests/analysis/walk/test_membership.py",
+            "tests/analysis/walk/test_configured_calls.py",
+            "tests/analysis/walk/test_complementary_assignments.py",
+            "tests/analysis/walk/test_framework.py",
+            "tests/analysis/walk/test_per_rank_state.py",
+            "tests/analysis/walk/test_rank_taint.py",
+            "tests/analysis/walk/test_rank_values.py",
+            "tests/analysis/walk/test_batch_data.py",
             "tests/test_realbugs.py",
             "tests/rules/test_rule_examples.py",
         ),
@@ -400,8 +403,8 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # project phase's cache entry, the warm path, the placing of call sites.
     "partial": (
         (
-            "analysis/dependencies.py",
-            "analysis/reach.py",
+            "analysis/project/dependencies.py",
+            "analysis/project/reach.py",
             "cache.py",
             "api.py",
             "results.py",
@@ -411,10 +414,10 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_cache.py",
             "tests/test_api.py",
             "tests/engine/test_engine_paths.py",
-            "tests/analysis/test_project.py",
-            "tests/analysis/test_hot_regions.py",
+            "tests/analysis/project/test_project.py",
+            "tests/analysis/project/test_hot_regions.py",
             "tests/test_through_given_files.py",
-            "tests/analysis/test_reach.py",
+            "tests/analysis/project/test_reach.py",
         ),
     ),
     # The rule modules the default-set precision work changed (a subset of "rules").
@@ -430,13 +433,13 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/rules/test_default_precision.py",
             "tests/test_doc_examples.py",
             "tests/test_docs.py",
-            "tests/analysis/test_mesh.py",
-            "tests/analysis/test_layout.py",
+            "tests/analysis/walk/test_mesh.py",
+            "tests/analysis/project/test_layout.py",
         ),
     ),
 }
 _ALWAYS_SKIPPED = (
-    "src/ranklint/analysis/catalog.py",
+    "src/ranklint/analysis/walk/catalog.py",
     "src/ranklint/_version.py",
     "src/ranklint/__main__.py",
 )

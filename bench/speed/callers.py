@@ -33,12 +33,12 @@ from pathlib import Path
 import libcst as cst
 
 from ranklint import Config, lint_paths
-from ranklint.analysis.callgraph import FunctionRef, ProjectIndex, call_events
-from ranklint.analysis.events import Branch, Event, ModuleSummary
-from ranklint.analysis.layout import PROJECT_MARKERS
-from ranklint.analysis.reach import _communicates
+from ranklint.analysis.project.callgraph import FunctionRef, ProjectIndex, call_events
+from ranklint.analysis.project.layout import PROJECT_MARKERS
+from ranklint.analysis.project.reach import _communicates
 from ranklint.api import lint_files
 from ranklint.discovery import discover
+from ranklint.model.events import Branch, Event, ModuleSummary
 
 # A call site under a rank test and the helper it calls in another file.
 Case = tuple[str, int, FunctionRef]

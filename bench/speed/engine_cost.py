@@ -23,8 +23,8 @@ from pathlib import Path
 import libcst as cst
 
 from ranklint import Config, lint_source
-from ranklint.analysis.context import FileContext
-from ranklint.analysis.recorders import FACT_RECORDERS
+from ranklint.analysis.walk.context import FileContext
+from ranklint.analysis.walk.recorders import FACT_RECORDERS
 from ranklint.engine import selected_rules
 from ranklint.engine.threads import deep_recursion
 from ranklint.engine.walker import Walker

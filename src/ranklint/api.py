@@ -9,7 +9,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ranklint.analysis.layout import project_folder
+from ranklint.analysis.project.layout import project_folder
 from ranklint.cache import Cache
 from ranklint.config import Config, config_file_in, load_config, load_config_file
 from ranklint.discovery import discover, is_excluded
@@ -325,8 +325,8 @@ def _called_files(
     far and lints the project files their lookups may mean; it ends when no
     lookup leads into a file not linted yet.
     """
-    from ranklint.analysis.dependencies import ModuleMap
-    from ranklint.analysis.reach import files_to_load
+    from ranklint.analysis.project.dependencies import ModuleMap
+    from ranklint.analysis.project.reach import files_to_load
 
     modules = ModuleMap([*(result.path for result in results), *others])
     given = set(files)
@@ -362,11 +362,11 @@ def _caller_files(
     cache: Cache | None,
 ) -> list[FileResult]:
     """Lint, round by round, the ``others`` that may call into the given ``files``
-    (:class:`~ranklint.analysis.reach.CallerSearch`): each round reads the text of
+    (:class:`~ranklint.analysis.project.reach.CallerSearch`): each round reads the text of
     the files not linted yet (no parse), lints those that mention a name a caller
     must use, and searches for their callers next, until no file mentions one.
     Then the files that decide those callers' rank tests join too."""
-    from ranklint.analysis.reach import CallerSearch
+    from ranklint.analysis.project.reach import CallerSearch
 
     search = CallerSearch(
         (summary for result in results if (summary := result.module_summary()) is not None),

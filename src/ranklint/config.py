@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import pathspec
 
-from ranklint.analysis.defaults import (
+from ranklint.analysis.project.layout import layout_fingerprint, project_folder
+from ranklint.analysis.walk.defaults import (
     DEFAULT_DISTRIBUTED_MARKERS,
     DEFAULT_HEAVY_MODULES,
     DEFAULT_HOT_FUNCTIONS,
@@ -34,7 +35,6 @@ from ranklint.analysis.defaults import (
     DEFAULT_MESH_AXES,
     DEFAULT_RANK_NAMES,
 )
-from ranklint.analysis.layout import layout_fingerprint, project_folder
 from ranklint.findings import Confidence, Finding
 from ranklint.options import (
     BOOLEAN,
@@ -58,7 +58,7 @@ from ranklint.options import (
 from ranklint.registry import registered_codes
 
 if TYPE_CHECKING:
-    from ranklint.analysis.settings import AnalysisSettings
+    from ranklint.analysis.walk.settings import AnalysisSettings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -69,13 +69,13 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 # The analysis (and libcst) is imported only when settings are compiled for a
 # walk: a run served wholly from the cache never needs them.
 def _compile_name_patterns(values: Sequence[str]) -> Any:
-    from ranklint.analysis.settings import compile_name_patterns
+    from ranklint.analysis.walk.settings import compile_name_patterns
 
     return compile_name_patterns(values)
 
 
 def _compile_extra_collectives(values: Any) -> Any:
-    from ranklint.analysis.settings import compile_extra_collectives
+    from ranklint.analysis.walk.settings import compile_extra_collectives
 
     return compile_extra_collectives(values)
 
@@ -381,7 +381,7 @@ class Config:
 
     def analysis_settings(self) -> AnalysisSettings:
         """The option values the analysis and the rules read, compiled."""
-        from ranklint.analysis.settings import AnalysisSettings
+        from ranklint.analysis.walk.settings import AnalysisSettings
 
         values: dict[str, object] = {}
         options = declared_options()

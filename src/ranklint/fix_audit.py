@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ranklint.analysis.wildcards import wildcard_names
+from ranklint.analysis.walk.wildcards import wildcard_names
 from ranklint.api import lint_source
 from ranklint.config import Config
 from ranklint.findings import Applicability, Finding

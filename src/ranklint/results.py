@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ranklint.analysis.events import ModuleSummary, Site
 from ranklint.findings import Evidence, Finding, Fix, InternalError, Severity, TraceStep
+from ranklint.model.events import ModuleSummary, Site
 
 
 class RuleMetadata(Protocol):

@@ -10,7 +10,7 @@ import libcst as cst
 import pytest
 
 from ranklint import Config, lint_paths, lint_source
-from ranklint.analysis.context import FileContext
+from ranklint.analysis.walk.context import FileContext
 from ranklint.engine.walker import Walker
 from ranklint.rules.imports.wildcard_import import WildcardImport
 from ranklint.source import SourceError, parse_source

@@ -15,7 +15,7 @@ import libcst as cst
 import pytest
 
 from ranklint import Config, lint_paths, lint_source
-from ranklint.analysis.context import FileContext
+from ranklint.analysis.walk.context import FileContext
 from ranklint.cache import Cache
 from ranklint.engine import Linter, lint_files
 from ranklint.engine import linter as linter_module

@@ -10,9 +10,8 @@ from collections.abc import Sequence
 import libcst as cst
 
 from ranklint._process import collector_paused
-from ranklint.analysis.context import FileContext
-from ranklint.analysis.events import Site
-from ranklint.analysis.recorders import FACT_RECORDERS
+from ranklint.analysis.walk.context import FileContext
+from ranklint.analysis.walk.recorders import FACT_RECORDERS
 from ranklint.cache import Cache
 from ranklint.config import Config
 from ranklint.engine.fixing import fix_nodes, fixes_of
@@ -21,6 +20,7 @@ from ranklint.engine.spans import placed_positions, span_of, spans_of
 from ranklint.engine.threads import deep_recursion, run_with_large_stack
 from ranklint.engine.walker import Walker
 from ranklint.findings import Finding, InternalError
+from ranklint.model.events import Site
 from ranklint.positions import NEWLINE
 from ranklint.results import FileResult, Span, finding_at
 from ranklint.rules import PendingFinding, Rule, rule_by_code

@@ -1,6 +1,6 @@
 """Placing project findings: the positions of their call sites, and the Finding objects.
 
-The project phase names places by :class:`~ranklint.analysis.events.Site`; a
+The project phase names places by :class:`~ranklint.model.events.Site`; a
 second walk of a file finds the nodes of the sites that ended in a finding
 (calls by their ordinal, other recorded nodes through the facts builder), and
 positions are computed for those alone.
@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ranklint.analysis.context import FileContext
-from ranklint.analysis.events import Site
-from ranklint.analysis.summary import PlacedNode
-from ranklint.analysis.visitor import NodeVisitor
+from ranklint.analysis.walk.context import FileContext
+from ranklint.analysis.walk.summary import PlacedNode
+from ranklint.analysis.walk.visitor import NodeVisitor
 from ranklint.findings import Finding, TraceStep
+from ranklint.model.events import Site
 from ranklint.results import Span, finding_at
 from ranklint.rules.base import ProjectFinding, Rule
 

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
 from ranklint._process import claim_process
-from ranklint.analysis.events import Site
 from ranklint.cache import Cache
 from ranklint.config import Config
 from ranklint.engine.linter import FileLinter
 from ranklint.engine.locate import Located
+from ranklint.model.events import Site
 from ranklint.results import FileResult
 
 # Below this many files a process pool costs more than it saves.

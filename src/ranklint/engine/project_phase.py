@@ -6,14 +6,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from ranklint.analysis.events import Site
-from ranklint.analysis.project import ProjectFacts
+from ranklint.analysis.project.facts import ProjectFacts
 from ranklint.cache import Cache
 from ranklint.engine.linter import FileLinter
 from ranklint.engine.locate import Located, project_finding
 from ranklint.engine.pool import locate_files
 from ranklint.engine.threads import deep_recursion, run_with_large_stack
 from ranklint.findings import Finding
+from ranklint.model.events import Site
 from ranklint.results import FileResult, add_project_findings
 from ranklint.rules import Rule
 from ranklint.rules.base import ProjectFinding

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from ranklint.analysis.summary import PlacedNode
+from ranklint.analysis.walk.summary import PlacedNode
 from ranklint.positions import resolve_positions
 from ranklint.results import Span
 

@@ -20,14 +20,14 @@ from collections.abc import Callable, Iterable
 
 import libcst as cst
 
-from ranklint.analysis.catalog import PROPERTY_COLLECTIVES
-from ranklint.analysis.classify import is_state_dict_context
-from ranklint.analysis.context import Condition, FileContext, FunctionFrame
-from ranklint.analysis.events import ExitKind, Site
-from ranklint.analysis.guards import guard_kind
-from ranklint.analysis.names import ScopeKind
-from ranklint.analysis.visitor import NodeVisitor
+from ranklint.analysis.walk.catalog import PROPERTY_COLLECTIVES
+from ranklint.analysis.walk.classify import is_state_dict_context
+from ranklint.analysis.walk.context import Condition, FileContext, FunctionFrame
+from ranklint.analysis.walk.guards import guard_kind
+from ranklint.analysis.walk.names import ScopeKind
+from ranklint.analysis.walk.visitor import NodeVisitor
 from ranklint.findings import InternalError
+from ranklint.model.events import ExitKind, Site
 from ranklint.syntax import NODE, SEQUENCE, child_fields, value_kind
 
 logger = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ class Walker:
         cls = type(node)
         if cls is cst.Call:
             # Numbered before any handler runs: (top_index, call_ordinal) names
-            # the call for the project phase (analysis.summary.Site).
+            # the call for the project phase (analysis.walk.summary.Site).
             self.ctx.call_ordinal += 1
         handlers = self._visit.get(cls)
         if handlers:

@@ -5,10 +5,10 @@ decides its findings in one or both of two hooks:
 
 - per file: ``visit_<Node>`` / ``leave_<Node>`` methods named after libcst node
   classes. The engine calls them during its single traversal of each file; the
-  rule reads the shared :class:`~ranklint.analysis.context.FileContext` and
+  rule reads the shared :class:`~ranklint.analysis.walk.context.FileContext` and
   calls :meth:`Rule.report`;
 - per project: :meth:`Rule.check_project`, a class method that reads the
-  joined facts of every file (:class:`~ranklint.analysis.project.ProjectFacts`:
+  joined facts of every file (:class:`~ranklint.analysis.project.facts.ProjectFacts`:
   call graph, collective divergences, hot costs, mesh declarations, discarded
   coroutines) and yields :class:`ProjectFinding` objects naming call sites.
 
@@ -28,12 +28,12 @@ from typing import ClassVar
 
 import libcst as cst
 
-from ranklint.analysis.callgraph import Hop
-from ranklint.analysis.context import FileContext
-from ranklint.analysis.events import Site
-from ranklint.analysis.project import ProjectFacts
-from ranklint.analysis.visitor import NodeVisitor
+from ranklint.analysis.project.callgraph import Hop
+from ranklint.analysis.project.facts import ProjectFacts
+from ranklint.analysis.walk.context import FileContext
+from ranklint.analysis.walk.visitor import NodeVisitor
 from ranklint.findings import Applicability, Evidence, Severity
+from ranklint.model.events import Site
 
 _CODE_PREFIX = "RNK"
 _REGISTRY: dict[str, type[Rule]] = {}

@@ -1,7 +1,7 @@
 """RNK201's evidence and tiers, Ray drivers, host copies and periodic names (issue 37).
 
-What a sync's value is for (analysis/host_uses.py), why its code is hot
-(analysis/hot_regions.py ``HotRegion.training`` and ``trains``), and the tier
+What a sync's value is for (analysis/walk/host_uses.py), why its code is hot
+(analysis/project/hot_regions.py ``HotRegion.training`` and ``trains``), and the tier
 that gives (rules/hot_path/host_sync_in_hot_path.py).
 """
 
@@ -16,10 +16,10 @@ from types import ModuleType
 import pytest
 
 from ranklint import Config, lint_paths, lint_source
-from ranklint.analysis.events import HotKind, HotReason
-from ranklint.analysis.hot_markers import TRAINER_HOOK
-from ranklint.analysis.hot_regions import trains
+from ranklint.analysis.project.hot_regions import trains
+from ranklint.analysis.walk.hot_markers import TRAINER_HOOK
 from ranklint.findings import Finding
+from ranklint.model.events import HotKind, HotReason
 from tests.conftest import REPO_ROOT, findings_of
 
 TRAIN_LOOP = """\

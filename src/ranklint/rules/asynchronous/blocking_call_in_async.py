@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ranklint.analysis.names import dotted_name
+from ranklint.analysis.walk.names import dotted_name
 from ranklint.findings import Severity
 from ranklint.rules.base import Rule
 

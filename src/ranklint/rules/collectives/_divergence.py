@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ranklint.analysis.catalog import CallKind
-from ranklint.analysis.collectives import Divergence, DivergenceKind
-from ranklint.analysis.events import ExitKind
-from ranklint.analysis.leaves import CollectiveLeaf
-from ranklint.analysis.project import ProjectFacts
+from ranklint.analysis.project.collectives import Divergence, DivergenceKind
+from ranklint.analysis.project.facts import ProjectFacts
+from ranklint.analysis.project.sequences import CollectiveLeaf
+from ranklint.model.events import ExitKind
+from ranklint.model.kinds import CallKind
 from ranklint.rules.base import ProjectFinding
 from ranklint.rules.collectives._evidence import divergence_evidence
 

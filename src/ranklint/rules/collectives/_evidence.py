@@ -18,11 +18,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from ranklint.analysis.callgraph import Hop
-from ranklint.analysis.catalog import CallKind
-from ranklint.analysis.collectives import Divergence, DivergenceKind, RankCond
-from ranklint.analysis.leaves import CollectiveLeaf
-from ranklint.analysis.taint import (
+from ranklint.analysis.project.callgraph import Hop
+from ranklint.analysis.project.collectives import Divergence, DivergenceKind, RankCond
+from ranklint.analysis.project.sequences import CollectiveLeaf
+from ranklint.findings import Confidence, Evidence, Link
+from ranklint.model.kinds import CallKind
+from ranklint.model.taint import (
     CONFIGURED_NAME,
     FILE_SYSTEM,
     LAUNCHER_VARIABLE,
@@ -32,7 +33,6 @@ from ranklint.analysis.taint import (
     RANK_QUERY,
     SOURCE_KINDS,
 )
-from ranklint.findings import Confidence, Evidence, Link
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ranklint.analysis.catalog import torch_distributed
-from ranklint.analysis.dist_state import walk_code
-from ranklint.analysis.names import last_name
+from ranklint.analysis.walk.catalog import torch_distributed
+from ranklint.analysis.walk.dist_state import walk_code
+from ranklint.analysis.walk.names import last_name
 from ranklint.syntax import source_text
 
 Resolve = Callable[[cst.BaseExpression], "str | None"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ranklint.analysis import catalog
-from ranklint.analysis.guards import is_main_guard
+from ranklint.analysis.walk import catalog
+from ranklint.analysis.walk.guards import is_main_guard
 from ranklint.findings import Severity
 from ranklint.rules.base import Rule
 

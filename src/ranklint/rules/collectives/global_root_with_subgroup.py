@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ranklint.analysis.arguments import find_argument
-from ranklint.analysis.axes import is_axis_subgroup
+from ranklint.analysis.walk.arguments import find_argument
+from ranklint.analysis.walk.axes import is_axis_subgroup
 from ranklint.findings import Severity
 from ranklint.rules.base import Rule
 

@@ -6,20 +6,20 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from ranklint.analysis import catalog
-from ranklint.analysis.arguments import find_argument
-from ranklint.analysis.axes import axes_of_expression
-from ranklint.analysis.context import FileContext
-from ranklint.analysis.group_local import (
+from ranklint.analysis.walk import catalog
+from ranklint.analysis.walk.arguments import find_argument
+from ranklint.analysis.walk.axes import axes_of_expression
+from ranklint.analysis.walk.context import FileContext
+from ranklint.findings import Applicability, Confidence, Evidence, Link, Severity
+from ranklint.rules.base import PendingFinding, PendingFix, Rule
+from ranklint.rules.codemods import argument_holding, as_keyword
+from ranklint.rules.collectives._evidence import context_link, group_text_link
+from ranklint.rules.collectives._group_local import (
     LocalRoot,
     MixedComparison,
     is_default_group,
     scan_scope,
 )
-from ranklint.findings import Applicability, Confidence, Evidence, Link, Severity
-from ranklint.rules.base import PendingFinding, PendingFix, Rule
-from ranklint.rules.codemods import argument_holding, as_keyword
-from ranklint.rules.collectives._evidence import context_link, group_text_link
 from ranklint.syntax import iter_nodes, placement, source_text
 
 

@@ -8,9 +8,9 @@ from typing import TypeVar
 
 import libcst as cst
 
-from ranklint.analysis.arguments import find_argument, has_unpacking
-from ranklint.analysis.catalog import CallSpec
-from ranklint.analysis.context import FileContext
+from ranklint.analysis.walk.arguments import find_argument, has_unpacking
+from ranklint.analysis.walk.catalog import CallSpec
+from ranklint.analysis.walk.context import FileContext
 from ranklint.findings import Applicability, Confidence, Evidence, Link, Severity
 from ranklint.rules.base import PendingFinding, PendingFix, Rule
 from ranklint.rules.codemods import keyword_argument, with_argument

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ranklint.analysis.arguments import find_argument, has_unpacking
-from ranklint.analysis.context import FileContext
+from ranklint.analysis.walk.arguments import find_argument, has_unpacking
+from ranklint.analysis.walk.context import FileContext
 from ranklint.findings import Applicability, Severity
 from ranklint.rules.base import PendingFix, Rule
 from ranklint.rules.codemods import keyword_argument, with_argument

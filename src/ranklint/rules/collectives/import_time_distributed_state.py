@@ -6,8 +6,13 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from ranklint.analysis.context import FileContext
-from ranklint.analysis.dist_state import ModuleHelpers, is_init_call, runs_as_script, state_read
+from ranklint.analysis.walk.context import FileContext
+from ranklint.analysis.walk.dist_state import (
+    ModuleHelpers,
+    is_init_call,
+    runs_as_script,
+    state_read,
+)
 from ranklint.findings import Evidence, Severity
 from ranklint.rules.base import PendingFinding, Rule
 from ranklint.rules.collectives._evidence import entry_context_link

@@ -6,10 +6,10 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-from ranklint.analysis.creations import import_time_creation
-from ranklint.analysis.events import Site
-from ranklint.analysis.project import ProjectFacts
+from ranklint.analysis.project.facts import ProjectFacts
+from ranklint.analysis.walk.creations import import_time_creation
 from ranklint.findings import Evidence, Severity
+from ranklint.model.events import Site
 from ranklint.rules.base import ProjectFinding, Rule
 from ranklint.rules.collectives._evidence import entry_context_link
 

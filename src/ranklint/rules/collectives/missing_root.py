@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ranklint.analysis.arguments import find_argument, has_unpacking
-from ranklint.analysis.group_local import is_default_group
+from ranklint.analysis.walk.arguments import find_argument, has_unpacking
 from ranklint.findings import Applicability, Severity
 from ranklint.rules.base import PendingFix, Rule
 from ranklint.rules.codemods import keyword_argument, with_argument
+from ranklint.rules.collectives._group_local import is_default_group
 
 
 class MissingRoot(Rule):

@@ -6,10 +6,10 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-from ranklint.analysis import catalog
-from ranklint.analysis.names import dotted_name
-from ranklint.analysis.project import ProjectFacts
-from ranklint.analysis.sources import source_excerpt
+from ranklint.analysis.project.facts import ProjectFacts
+from ranklint.analysis.walk import catalog
+from ranklint.analysis.walk.names import dotted_name
+from ranklint.analysis.walk.sources import source_excerpt
 from ranklint.findings import Confidence, Evidence, Link, Severity
 from ranklint.rules.base import ProjectFinding, Rule
 from ranklint.rules.collectives._divergence import divergence_findings

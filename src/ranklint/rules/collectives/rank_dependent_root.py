@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ranklint.analysis.arguments import find_argument
+from ranklint.analysis.walk.arguments import find_argument
 from ranklint.findings import Severity
 from ranklint.rules.base import Rule
 

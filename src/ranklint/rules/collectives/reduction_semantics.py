@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from ranklint.analysis.context import FileContext
+from ranklint.analysis.walk.context import FileContext
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
 from ranklint.rules.collectives._reductions import (

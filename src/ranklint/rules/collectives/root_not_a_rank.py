@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from ranklint.analysis.arguments import find_argument
-from ranklint.analysis.context import FileContext
+from ranklint.analysis.walk.arguments import find_argument
+from ranklint.analysis.walk.context import FileContext
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
 

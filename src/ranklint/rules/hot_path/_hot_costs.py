@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from ranklint.analysis.callgraph import Hop
-from ranklint.analysis.events import CostKind, HostCost, HotKind, HotReason
-from ranklint.analysis.hot_markers import FORWARD_HELPER, TRAINER_HOOK
-from ranklint.analysis.hot_regions import HotCost, HotRegion
-from ranklint.analysis.project import ProjectFacts
+from ranklint.analysis.project.callgraph import Hop
+from ranklint.analysis.project.facts import ProjectFacts
+from ranklint.analysis.project.hot_regions import HotCost, HotRegion
+from ranklint.analysis.walk.hot_markers import FORWARD_HELPER, TRAINER_HOOK
 from ranklint.findings import Evidence
+from ranklint.model.events import CostKind, HostCost, HotKind, HotReason
 from ranklint.rules.base import ProjectFinding
 
 # (label for the call chain, what the code does, how to fix it)

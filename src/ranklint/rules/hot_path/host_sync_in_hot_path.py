@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import ClassVar
 
-from ranklint.analysis.events import CostKind, HostCost, HotKind
-from ranklint.analysis.hot_regions import HotCost, HotRegion, trains
-from ranklint.analysis.project import ProjectFacts
+from ranklint.analysis.project.facts import ProjectFacts
+from ranklint.analysis.project.hot_regions import HotCost, HotRegion, trains
 from ranklint.findings import Confidence, Evidence, Link, Severity
+from ranklint.model.events import CostKind, HostCost, HotKind
 from ranklint.rules.base import ProjectFinding, Rule
 from ranklint.rules.hot_path._hot_costs import SYNC_ADVICE, Description, hot_cost_findings
 

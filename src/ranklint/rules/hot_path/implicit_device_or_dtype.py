@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import ClassVar
 
-from ranklint.analysis.events import CostKind, HostCost
-from ranklint.analysis.project import ProjectFacts
+from ranklint.analysis.project.facts import ProjectFacts
 from ranklint.findings import Severity
+from ranklint.model.events import CostKind, HostCost
 from ranklint.rules.base import ProjectFinding, Rule
 from ranklint.rules.hot_path._hot_costs import Description, hot_cost_findings
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import libcst as cst
 
-from ranklint.analysis.context import FileContext
-from ranklint.analysis.layout import ProjectLayout, layout_of
-from ranklint.analysis.names import dotted_name, import_from_module
+from ranklint.analysis.project.layout import ProjectLayout, layout_of
+from ranklint.analysis.walk.context import FileContext
+from ranklint.analysis.walk.names import dotted_name, import_from_module
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
 

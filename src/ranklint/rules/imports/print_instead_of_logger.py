@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from ranklint.analysis.context import FileContext
-from ranklint.analysis.guards import is_main_guard
+from ranklint.analysis.walk.context import FileContext
+from ranklint.analysis.walk.guards import is_main_guard
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
 

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from ranklint.analysis.context import FileContext
-from ranklint.analysis.names import import_from_module
-from ranklint.analysis.wildcards import WildcardNames, wildcard_names
+from ranklint.analysis.walk.context import FileContext
+from ranklint.analysis.walk.names import import_from_module
+from ranklint.analysis.walk.wildcards import WildcardNames, wildcard_names
 from ranklint.findings import Applicability, Confidence, Evidence, Link, Severity
 from ranklint.rules.base import PendingFinding, PendingFix, Rule
 from ranklint.suppressions import NOQA, SPLIT

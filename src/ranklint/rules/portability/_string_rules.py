@@ -8,9 +8,9 @@ from pathlib import PurePath
 
 import libcst as cst
 
-from ranklint.analysis.context import FileContext
-from ranklint.analysis.literals import string_value
-from ranklint.analysis.names import dotted_name
+from ranklint.analysis.walk.context import FileContext
+from ranklint.analysis.walk.literals import string_value
+from ranklint.analysis.walk.names import dotted_name
 from ranklint.rules.base import PendingFinding, Rule
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ranklint.analysis.literals import environ_writes, string_value
-from ranklint.analysis.names import dotted_name
+from ranklint.analysis.walk.literals import environ_writes, string_value
+from ranklint.analysis.walk.names import dotted_name
 from ranklint.findings import Severity
 from ranklint.rules.base import Rule
 

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from ranklint.analysis.context import FileContext
-from ranklint.analysis.literals import string_value
-from ranklint.analysis.names import dotted_name
+from ranklint.analysis.walk.context import FileContext
+from ranklint.analysis.walk.literals import string_value
+from ranklint.analysis.walk.names import dotted_name
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
 

@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from ranklint.analysis.literals import environ_writes, string_value
+from ranklint.analysis.walk.literals import environ_writes, string_value
 from ranklint.findings import Confidence, Evidence, Link, Severity
 from ranklint.rules.portability._string_rules import _StringRule
 

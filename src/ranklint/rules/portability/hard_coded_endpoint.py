@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ranklint.analysis.context import FileContext
-from ranklint.analysis.literals import environ_writes, int_value, string_value
+from ranklint.analysis.walk.context import FileContext
+from ranklint.analysis.walk.literals import environ_writes, int_value, string_value
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding
 from ranklint.rules.portability._string_rules import _StringRule

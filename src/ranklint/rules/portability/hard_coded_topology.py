@@ -7,10 +7,10 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from ranklint.analysis.context import FileContext
-from ranklint.analysis.literals import environ_writes, int_value, string_value
-from ranklint.analysis.mesh import MESH_INITIALIZERS
-from ranklint.analysis.names import last_name
+from ranklint.analysis.walk.context import FileContext
+from ranklint.analysis.walk.literals import environ_writes, int_value, string_value
+from ranklint.analysis.walk.mesh import MESH_INITIALIZERS
+from ranklint.analysis.walk.names import last_name
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
 from ranklint.syntax import iter_nodes

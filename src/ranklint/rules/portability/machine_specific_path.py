@@ -10,8 +10,8 @@ from pathlib import PurePath
 
 import libcst as cst
 
-from ranklint.analysis.context import FileContext
-from ranklint.analysis.literals import string_value
+from ranklint.analysis.walk.context import FileContext
+from ranklint.analysis.walk.literals import string_value
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding
 from ranklint.rules.portability._string_rules import (

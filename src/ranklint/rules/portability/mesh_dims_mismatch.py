@@ -8,9 +8,9 @@ from typing import ClassVar
 
 import libcst as cst
 
-from ranklint.analysis.literals import int_value
-from ranklint.analysis.mesh import MESH_INITIALIZERS, mesh_declaration
-from ranklint.analysis.project import ProjectFacts
+from ranklint.analysis.project.facts import ProjectFacts
+from ranklint.analysis.walk.literals import int_value
+from ranklint.analysis.walk.mesh import MESH_INITIALIZERS, mesh_declaration
 from ranklint.findings import Severity
 from ranklint.rules.base import ProjectFinding, Rule
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ranklint.analysis.names import NameTable
+from ranklint.analysis.walk.names import NameTable
 
 _EXACT_DTYPES = frozenset(
     f"{module}.{dtype}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ClassVar
 
-from ranklint.analysis.context import FileContext
+from ranklint.analysis.walk.context import FileContext
 from ranklint.rules.base import PendingFinding, Rule
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from ranklint.analysis.context import FileContext
+from ranklint.analysis.walk.context import FileContext
 from ranklint.findings import Applicability, Severity
 from ranklint.rules.base import PendingFinding, PendingFix
 from ranklint.rules.codemods import keyword_argument, with_argument

@@ -7,9 +7,9 @@ from pathlib import PurePosixPath
 
 import libcst as cst
 
-from ranklint.analysis.context import FileContext
-from ranklint.analysis.literals import string_value
-from ranklint.analysis.names import dotted_name
+from ranklint.analysis.walk.context import FileContext
+from ranklint.analysis.walk.literals import string_value
+from ranklint.analysis.walk.names import dotted_name
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding
 from ranklint.rules.testsuite._test_rule import _TestRule

@@ -1,0 +1,1 @@
+"""Across files: the project phase's facts, built from the summaries alone."""

@@ -1,0 +1,612 @@
+"""Collective consistency: which collectives and group creations only some ranks reach.
+
+On the project call graph (:mod:`ranklint.analysis.project.callgraph`) this computes,
+for each function, the ordered collectives it issues through its callees, with
+parameters bound to literal arguments, and compares the paths that ranks can
+take: a rank-dependent branch's arms (and the code after an arm that exits
+early), rank-dependent loop trip counts, functions a decorator runs on one
+rank. Each place ranks disagree is one :class:`Divergence` (one per call site).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from ranklint.analysis.project.callgraph import MAX_DEPTH, FunctionRef, Hop, ProjectIndex
+from ranklint.analysis.project.decisions import call_bindings, decide, passed_parameters, plain_flag
+from ranklint.analysis.project.sequences import (
+    OPEN,
+    CollectiveLeaf,
+    agree,
+    argument_keys,
+    issued,
+    leaf_of,
+)
+from ranklint.analysis.walk.axes import GLOBAL_AXIS
+from ranklint.analysis.walk.framework import removed_hook
+from ranklint.analysis.walk.membership import splits
+from ranklint.model.events import (
+    FLAG_PREFIX,
+    Branch,
+    CallEvent,
+    Collective,
+    Cond,
+    Event,
+    Exit,
+    ExitKind,
+    FunctionSummary,
+    Literal,
+    Loop,
+    ModuleSummary,
+    Opaque,
+    Site,
+    conditions,
+)
+from ranklint.model.kinds import CallKind
+
+_MAX_LEAVES = 64
+# Most paths through one side of a rank test followed one by one (see _paths).
+_MAX_PATHS = 32
+_TOO_MANY = object()
+
+
+@dataclass(frozen=True)
+class RankCond:
+    """A rank-dependent test: its text, axes and evidence (sources, the returning call)."""
+
+    text: str
+    axes: frozenset[str]
+    membership: bool
+    rank_test: tuple[str, int] | None = None
+    sources: frozenset[tuple[str, str]] = frozenset()
+    via: str | None = None  # the project call that returned the rank value, if one did
+
+
+class DivergenceKind(enum.Enum):
+    """How ranks come to disagree about a collective."""
+
+    # A decorator (`@rank_zero_only`) runs the function on one rank only.
+    RANK_ONLY_FUNCTION = "rank-only-function"
+    # The collective is in a loop whose trip count depends on the rank.
+    LOOP_TRIP_COUNT = "loop-trip-count"
+    # The two paths issue different collectives at the same position.
+    MISMATCH = "mismatch"
+    # Ranks that exit early (return, continue, ...) skip the collective.
+    SKIPPED_AFTER_EXIT = "skipped-after-exit"
+    # Only the ranks on one side of the condition reach the collective.
+    ONE_SIDE_ONLY = "one-side-only"
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """A collective (or group creation) that not every member of its group reaches alike."""
+
+    kind: DivergenceKind
+    leaf: CollectiveLeaf
+    rank_cond: RankCond  # the rank test, with its evidence
+    # The ranks in question are those where the condition is false.
+    when_false: bool = False
+    # MISMATCH: what the other ranks issue at the same position.
+    other: CollectiveLeaf | None = None
+    # SKIPPED_AFTER_EXIT: return, exit, continue or break.
+    exit_kind: ExitKind | None = None
+
+    @property
+    def condition(self) -> str:
+        """The rank condition as written (`rank == 0`, or the decorator `@rank_zero_only`)."""
+        return self.rank_cond.text
+
+
+class CollectiveAnalysis:
+    """Finds collectives and group creations that only some ranks reach."""
+
+    def __init__(self, index: ProjectIndex) -> None:
+        self.index = index
+        self.divergences: list[Divergence] = []
+        self._reported: set[tuple[str, Site]] = set()
+        self._balanced: set[str] = set()
+        self._leaves: dict[
+            tuple[str, str, tuple[tuple[str, bool], ...]], tuple[CollectiveLeaf, ...]
+        ] = {}
+        self._active: set[tuple[str, str]] = set()
+
+    def run(self) -> list[Divergence]:
+        for module in self.index.summaries:
+            for function in (module.module, *module.functions.values()):
+                self._check_function(module, function)
+        return self.divergences
+
+    # -- sequences -----------------------------------------------------------
+    def leaves_of(
+        self, ref: FunctionRef, bindings: dict[str, Literal]
+    ) -> tuple[CollectiveLeaf, ...]:
+        """The collectives a call of ``ref`` issues, with parameters bound to literals."""
+        frozen = tuple(sorted(bindings.items(), key=lambda item: item[0]))
+        key = (*ref.key, frozen)
+        cached = self._leaves.get(key)
+        if cached is not None:
+            return cached
+        if ref.key in self._active or len(self._active) >= MAX_DEPTH:
+            return ()
+        self._active.add(ref.key)
+        try:
+            found, _ = self._flatten(ref.function.events, ref.module, ref.function, bindings, {})
+        finally:
+            self._active.discard(ref.key)
+        out = tuple(found)
+        self._leaves[key] = out
+        return out
+
+    def _flatten(
+        self,
+        events: Sequence[Event],
+        module: ModuleSummary,
+        function: FunctionSummary,
+        bindings: dict[str, Literal],
+        assume: dict[str, bool],
+    ) -> tuple[list[CollectiveLeaf], str | None]:
+        """Collectives of ``events`` in order, and whether the code surely stops early.
+
+        The second value is ``"function"`` (return, exit), ``"loop"`` (continue,
+        break) or ``None``. ``bindings``: parameter values known at a call site;
+        ``assume``: truth of canonical conditions (:class:`Cond` keys). Branches
+        they decide take one arm; other branches contribute both arms.
+        """
+        out: list[CollectiveLeaf] = []
+        opened = False
+        for event in events:
+            if len(out) >= _MAX_LEAVES:
+                break
+            if (
+                not opened
+                and isinstance(event, Branch)
+                and event.cond is not None
+                and event.cond.received
+            ):
+                opened = True
+                out.append(OPEN)
+            if isinstance(event, Collective):
+                out.append(leaf_of(event, module.path))
+            elif isinstance(event, CallEvent):
+                out += self._call_leaves(event, module, function, assume, bindings)
+            elif isinstance(event, Branch):
+                taken = decide(event.cond, bindings, assume)
+                if taken is None:
+                    keys = argument_keys(event.cond)
+                    for arm in event.arms:
+                        found = self._flatten(arm, module, function, bindings, assume)[0]
+                        out += [leaf.under_test(keys) for leaf in found]
+                else:
+                    found, stop = self._flatten(
+                        event.arms[0 if taken else 1], module, function, bindings, assume
+                    )
+                    out += found
+                    if stop is not None:
+                        return out[:_MAX_LEAVES], stop
+            elif isinstance(event, Loop):
+                found, stop = self._flatten(event.body, module, function, bindings, assume)
+                out += found
+                if stop == "function":
+                    return out[:_MAX_LEAVES], stop
+            elif isinstance(event, Exit):
+                if event.kind in _FUNCTION_EXITS:
+                    return out[:_MAX_LEAVES], "function"
+                if event.kind in (ExitKind.CONTINUE, ExitKind.BREAK):
+                    return out[:_MAX_LEAVES], "loop"
+        return out[:_MAX_LEAVES], None
+
+    def _call_leaves(
+        self,
+        event: CallEvent,
+        module: ModuleSummary,
+        function: FunctionSummary,
+        assume: dict[str, bool],
+        known: dict[str, Literal] | None = None,
+    ) -> list[CollectiveLeaf]:
+        """``known``: the caller's own parameter values, for flags it passes on."""
+        callee = self.index.resolve(event.target, module, function)
+        if callee is None:
+            return []
+        bindings = call_bindings(event, callee.function, assume, known or {})
+        if event.target.startswith("@self:"):
+            # A method of the same object: the caller's tests of `self.` state hold.
+            for key, truth in (*assume.items(), *(known or {}).items()):
+                if key.startswith("self."):
+                    bindings.setdefault(key, truth)
+        if callee.function.qualname.startswith(function.qualname + "."):
+            # A closure reads the caller's flags: the caller's test decides them.
+            for key, truth in assume.items():
+                name = key[len(FLAG_PREFIX) :]
+                if key.startswith(FLAG_PREFIX) and "." not in name:
+                    bindings.setdefault(name, truth)
+        hop = Hop(module.path, event.site, f"{event.label}()")
+        leaves = self.leaves_of(callee, bindings)
+        # Parameters this call passes a value the analysis cannot evaluate (only
+        # where a leaf is under a test in the callee that one of them could decide).
+        unknown = (
+            passed_parameters(event, callee.function) - bindings.keys()
+            if any(leaf.under for leaf in leaves)
+            else set()
+        )
+        return [
+            leaf.called_from(hop, unknown)
+            for leaf in leaves
+            if not leaf.lazy and not (event.lazy and leaf.kind is CallKind.GROUP_CREATION)
+        ]
+
+    def _event_leaves(
+        self,
+        events: Sequence[Event],
+        module: ModuleSummary,
+        function: FunctionSummary,
+        assume: dict[str, bool] | None = None,
+    ) -> list[CollectiveLeaf]:
+        return self._flatten(events, module, function, {}, assume or {})[0]
+
+    def _relevant_leaves(
+        self,
+        events: Sequence[Event],
+        module: ModuleSummary,
+        function: FunctionSummary,
+        cond: RankCond,
+        assume: dict[str, bool] | None = None,
+    ) -> list[CollectiveLeaf]:
+        """The collectives of ``events`` whose group ``cond`` can split."""
+        return [
+            leaf
+            for leaf in self._event_leaves(events, module, function, assume)
+            if _relevant(leaf, cond)
+        ]
+
+    # -- checks ----------------------------------------------------------------
+    def _check_function(self, module: ModuleSummary, function: FunctionSummary) -> None:
+        if function.single_process:
+            return  # `Trainer(devices=1)`: one process, no other rank to wait for
+        if removed_hook(module, function):
+            return  # a callback hook the imported Lightning never calls
+        if function.rank_only is not None:
+            cond = RankCond(function.rank_only, frozenset({GLOBAL_AXIS}), False)
+            hits = issued(self._relevant_leaves(function.events, module, function, cond))
+            if hits:
+                self._report(Divergence(DivergenceKind.RANK_ONLY_FUNCTION, hits[0], cond))
+        self._balanced = self._balanced_keys(module, _with_context_partner(module, function))
+        self._check_block(function.events, module, function)
+
+    def _is_balanced(self, cond: Cond) -> bool:
+        if cond.key in self._balanced:
+            return True
+        return cond.rank_part is not None and cond.rank_part[0] in self._balanced
+
+    def _balanced_keys(self, module: ModuleSummary, function: FunctionSummary) -> set[str]:
+        """Rank conditions under which the whole function issues the same collectives.
+
+        ``if not is_main: barrier()`` ... ``if is_main: barrier()`` (main process
+        first) is balanced: every rank calls barrier once, at different points.
+        """
+        conds: dict[str, RankCond] = {}
+        for cond in conditions(function.events):
+            if cond.key in conds:
+                continue
+            rank = self._rank_cond(cond, module, function)
+            if rank is not None:
+                conds[cond.key] = rank
+        balanced: set[str] = set()
+        for key, rank in conds.items():
+            sides = [
+                [
+                    leaf
+                    for leaf in self._relevant_leaves(
+                        function.events, module, function, rank, {key: value}
+                    )
+                ]
+                for value in (True, False)
+            ]
+            if agree(sides[0], sides[1]):
+                balanced.add(key)
+        return balanced
+
+    def _check_block(
+        self,
+        events: Sequence[Event],
+        module: ModuleSummary,
+        function: FunctionSummary,
+        context: dict[str, bool] | None = None,
+    ) -> None:
+        """``context``: truth of the uniform tests enclosing ``events`` (the arm taken)."""
+        context = context or {}
+        for index, event in enumerate(events):
+            if isinstance(event, Branch):
+                self._check_branch(event, events[index + 1 :], module, function, context)
+            elif isinstance(event, Loop):
+                cond = self._rank_cond(event.cond, module, function)
+                if cond is not None:
+                    hits = issued(
+                        self._relevant_leaves(event.body, module, function, cond, context)
+                    )
+                    if hits:
+                        self._report(Divergence(DivergenceKind.LOOP_TRIP_COUNT, hits[0], cond))
+                self._check_block(event.body, module, function, context)
+            elif isinstance(event, Opaque):
+                self._check_block(event.body, module, function, context)
+
+    def _check_branch(
+        self,
+        branch: Branch,
+        rest: Sequence[Event],
+        module: ModuleSummary,
+        function: FunctionSummary,
+        context: dict[str, bool],
+    ) -> None:
+        cond = self._rank_cond(branch.cond, module, function)
+        if cond is not None and branch.cond is not None and self._is_balanced(branch.cond):
+            cond = None
+        if cond is not None and decide(branch.cond, {}, context) is not None:
+            # Inside an arm of a test of the same rank (`if rank == 0:` ...
+            # `if rank > 0:`): every rank that gets here takes the same arm.
+            cond = None
+        if cond is not None:
+            kinds = [_exit_kind(arm) for arm in branch.arms]
+            if (kinds[0] is None) != (kinds[1] is None) and rest:
+                # One arm leaves early: the code after the branch belongs to the other.
+                exiting = 0 if kinds[0] is not None else 1
+                kind = kinds[exiting] or ExitKind.RETURN
+                self._compare_paths(
+                    branch,
+                    cond,
+                    module,
+                    function,
+                    exiting,
+                    [*branch.arms[1 - exiting], *rest],
+                    kind,
+                    len(branch.arms[1 - exiting]),
+                    context,
+                )
+            else:
+                self._compare_paths(
+                    branch, cond, module, function, 0, list(branch.arms[1]), None, None, context
+                )
+        uniform = branch.cond if cond is None and plain_flag(branch.cond) else None
+        if cond is not None and _single_test(branch.cond):
+            uniform = branch.cond  # a plain rank test: its arms fix it as well
+        for index, arm in enumerate(branch.arms):
+            inner = context
+            if uniform is not None:
+                # Inside `if self.pipe_parallel:` ... `else:`, that flag is known.
+                inner = {**context, uniform.key: (index == 0) != uniform.negated}
+            self._check_block(arm, module, function, inner)
+
+    def _compare_paths(
+        self,
+        branch: Branch,
+        cond: RankCond,
+        module: ModuleSummary,
+        function: FunctionSummary,
+        first_arm: int,
+        other_path: list[Event],
+        exit_kind: ExitKind | None,
+        other_arm_length: int | None,
+        context: dict[str, bool],
+    ) -> None:
+        """Compare the collectives of arm ``first_arm`` with those of ``other_path``."""
+        assume = {**context, **dict(branch.cond.assumptions if branch.cond is not None else ())}
+        first = self._relevant_leaves(branch.arms[first_arm], module, function, cond, assume)
+        in_arm: list[CollectiveLeaf] = []
+        if other_arm_length is not None:
+            in_arm = self._event_leaves(other_path[:other_arm_length], module, function, assume)
+        second = self._relevant_leaves(other_path, module, function, cond, assume)
+        if agree(first, second):
+            return
+        pair = self._differing_paths(
+            branch.arms[first_arm], other_path, module, function, cond, assume
+        )
+        if pair is None:
+            return  # every path through either side issues the same collectives
+        if pair is not _TOO_MANY:
+            first, second = pair
+        index = 0
+        while index < len(first) and index < len(second) and first[index].key == second[index].key:
+            index += 1
+        if index < len(first) and index < len(second):
+            leaf, other = first[index], second[index]
+            self._report(
+                Divergence(
+                    DivergenceKind.MISMATCH, leaf, cond, when_false=first_arm == 1, other=other
+                )
+            )
+            return
+        if index < len(first):
+            leaf = first[index]
+            when_false = first_arm == 1
+        else:
+            leaf = second[index]
+            when_false = first_arm == 0
+            after_exit = exit_kind is not None and not any(
+                other.chain and leaf.chain[0] == other.chain[0] for other in in_arm
+            )
+            if after_exit:
+                assert exit_kind is not None
+                self._report(
+                    Divergence(
+                        DivergenceKind.SKIPPED_AFTER_EXIT,
+                        leaf,
+                        cond,
+                        when_false=first_arm == 1,
+                        exit_kind=exit_kind,
+                    )
+                )
+                return
+        self._report(Divergence(DivergenceKind.ONE_SIDE_ONLY, leaf, cond, when_false))
+
+    def _differing_paths(
+        self,
+        one: Sequence[Event],
+        other: Sequence[Event],
+        module: ModuleSummary,
+        function: FunctionSummary,
+        cond: RankCond,
+        assume: dict[str, bool],
+    ) -> tuple[list[CollectiveLeaf], list[CollectiveLeaf]] | object | None:
+        """Two paths, one through each side, that issue different collectives.
+
+        Branches the function does not decide are followed arm by arm (a
+        `barrier(); return` in each arm is one barrier on every path, not two
+        in a row). ``None``: every path issues the same sequence; ``_TOO_MANY``:
+        too many paths to tell (the caller keeps its flattened comparison).
+        """
+        sides = []
+        for events in (one, other):
+            paths = self._paths(events, module, function, assume)
+            if paths is None:
+                return _TOO_MANY
+            sides.append([[leaf for leaf in path if _relevant(leaf, cond)] for path in paths])
+        for first in sides[0]:
+            for second in sides[1]:
+                if not agree(first, second):
+                    return first, second
+        return None
+
+    def _paths(
+        self,
+        events: Sequence[Event],
+        module: ModuleSummary,
+        function: FunctionSummary,
+        assume: dict[str, bool],
+    ) -> list[list[CollectiveLeaf]] | None:
+        """The collectives of each path through ``events`` (``None``: over _MAX_PATHS)."""
+        walked = self._walk_paths(events, module, function, assume)
+        return None if walked is None else [leaves for leaves, _ in walked]
+
+    def _walk_paths(
+        self,
+        events: Sequence[Event],
+        module: ModuleSummary,
+        function: FunctionSummary,
+        assume: dict[str, bool],
+    ) -> list[tuple[list[CollectiveLeaf], bool]] | None:
+        """Each path through ``events``: its collectives, and whether it left early."""
+        paths: list[tuple[list[CollectiveLeaf], bool]] = [([], False)]
+        for index, event in enumerate(events):
+            if all(stopped for _, stopped in paths):
+                break
+            if isinstance(event, Branch) and event.cond is not None and event.cond.received:
+                # From a test of a received value on, the sender decides: one
+                # flattened, uncompared tail (see CollectiveLeaf.peer).
+                found, stop = self._flatten(events[index:], module, function, {}, assume)
+                return [
+                    (leaves, True) if stopped else (leaves + found, stop is not None)
+                    for leaves, stopped in paths
+                ]
+            if isinstance(event, Branch):
+                taken = decide(event.cond, {}, assume)
+                arms = event.arms if taken is None else (event.arms[0 if taken else 1],)
+                ends: list[tuple[list[CollectiveLeaf], bool]] = []
+                for arm in arms:
+                    walked = self._walk_paths(arm, module, function, assume)
+                    if walked is None:
+                        return None
+                    ends += walked
+            else:
+                found, stop = self._flatten([event], module, function, {}, assume)
+                ends = [(found, stop is not None)]
+            grown: list[tuple[list[CollectiveLeaf], bool]] = []
+            for leaves, stopped in paths:
+                if stopped:
+                    grown.append((leaves, stopped))
+                else:
+                    grown += [(leaves + tail, stop) for tail, stop in ends]
+            if len(grown) > _MAX_PATHS:
+                return None
+            paths = grown
+        return paths
+
+    def _rank_cond(
+        self, cond: Cond | None, module: ModuleSummary, function: FunctionSummary
+    ) -> RankCond | None:
+        if cond is None:
+            return None
+        taint = cond.taint
+        if taint.rank:
+            axes = taint.axes or frozenset({GLOBAL_AXIS})
+            return RankCond(cond.text, axes, taint.membership, cond.rank_test, taint.sources)
+        for target in sorted(taint.via):
+            returned = self.index.via_rank(target, module, function)
+            if returned is not None:
+                axes, membership, sources = returned
+                return RankCond(
+                    cond.text,
+                    axes,
+                    taint.membership or membership,
+                    cond.rank_test,
+                    taint.sources | sources,
+                    via=target,
+                )
+        return None
+
+    def _report(self, divergence: Divergence) -> None:
+        hop = divergence.leaf.chain[0]
+        key = (hop.path, hop.site)
+        if key in self._reported:
+            return
+        self._reported.add(key)
+        self.divergences.append(divergence)
+
+
+# A rank-dependent `raise` is not treated as an exit: the rank fails with an
+# error and the launcher tears the job down, there is no silent hang.
+_FUNCTION_EXITS = frozenset({ExitKind.RETURN, ExitKind.EXIT})
+
+
+def _exit_kind(events: Sequence[Event]) -> ExitKind | None:
+    """The kind of an exit anywhere in ``events`` (not inside nested loops for continue/break)."""
+    for event in events:
+        if isinstance(event, Exit) and event.kind is not ExitKind.RAISE:
+            return event.kind
+        if isinstance(event, Branch):
+            for arm in event.arms:
+                kind = _exit_kind(arm)
+                if kind is not None:
+                    return kind
+        elif isinstance(event, Loop):
+            kind = _exit_kind(event.body)
+            if kind in _FUNCTION_EXITS:
+                return kind
+    return None
+
+
+def _single_test(cond: Cond | None) -> bool:
+    """A test of one condition (no `and`/`or` parts), whose arms fix its truth."""
+    return cond is not None and not cond.parts and cond.rank_part is None and not cond.assumptions
+
+
+def _relevant(leaf: CollectiveLeaf, cond: RankCond) -> bool:
+    """Can ``cond`` differ between members of the leaf's group?"""
+    if leaf.peer:
+        return True  # not a collective: kept to mark where a side turns open
+    if leaf.kind is CallKind.GROUP_CREATION:
+        return True  # every rank must create every group
+    if leaf.members and cond.rank_test is not None:
+        return splits(cond.rank_test, leaf.members)  # `if rank == 2:` on `new_group([2, 3])`
+    if cond.membership and leaf.group is not None:
+        return False  # `if rank in ranks: ... group=g`: members all take the branch
+    if leaf.group_axes is None:
+        return False  # unknown members (`group=self.pg`): maybe just the ranks that branch
+    if not leaf.group_axes or GLOBAL_AXIS in cond.axes:
+        return True  # the default group, or a condition on the global rank
+    return bool(cond.axes & leaf.group_axes)
+
+
+def _with_context_partner(module: ModuleSummary, function: FunctionSummary) -> FunctionSummary:
+    """``__enter__`` and ``__exit__`` of one class as one sequence: waiting on
+    entry on some ranks and on exit on the others is one barrier on every rank."""
+    if function.class_name is None or function.name not in ("__enter__", "__exit__"):
+        return function
+    enter = module.functions.get(f"{function.class_name}.__enter__")
+    leave = module.functions.get(f"{function.class_name}.__exit__")
+    if enter is None or leave is None:
+        return function
+    entered = list(enter.events)
+    if entered and isinstance(entered[-1], Exit):
+        entered.pop()  # `return self`: the `with` body, then `__exit__`, follow
+    return replace(function, events=[*entered, *leave.events])

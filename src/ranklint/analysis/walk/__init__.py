@@ -1,0 +1,1 @@
+"""The per-file walk: what one file's walk knows and records."""

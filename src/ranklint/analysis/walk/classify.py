@@ -1,0 +1,119 @@
+"""The call classifier: which catalog row (collective, group creation, query, ...) a call is.
+
+A fact service shared by the facts builder and the rules: each call node is
+classified once per walk, through the file's imports, the catalog, the
+configured ``extra-collectives`` and the FSDP state-dict context the walk is
+in (``with FSDP.state_dict_type(...):``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import libcst as cst
+
+from ranklint.analysis.walk.bodies import FunctionScan
+from ranklint.analysis.walk.catalog import CallSpec, lookup, lookup_method
+from ranklint.analysis.walk.names import NameTable, last_name
+from ranklint.analysis.walk.targets import call_target
+from ranklint.model.kinds import CallKind
+
+_STATE_DICT_METHODS = frozenset({"state_dict", "optim_state_dict", "load_state_dict"})
+_FSDP_STATE_DICT = CallSpec(
+    "FullyShardedDataParallel.state_dict", CallKind.COLLECTIVE, methods=("state_dict",)
+)
+
+
+def is_state_dict_context(node: cst.BaseExpression) -> bool:
+    """``FSDP.state_dict_type(...)``: ``state_dict()`` inside gathers across ranks."""
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "state_dict_type"
+    )
+
+
+class CallClassifier:
+    """(catalog row, raw target) of the calls of one file; see the module docstring."""
+
+    def __init__(
+        self,
+        names: NameTable,
+        extra: dict[str, CallSpec],
+        extra_methods: dict[str, CallSpec],
+        scan: Callable[[], FunctionScan | None] = lambda: None,
+        source: str = "",
+    ) -> None:
+        self.names = names
+        self.extra = extra
+        self.extra_methods = extra_methods
+        # The function being walked, for rows that count only in some
+        # configurations (see CallSpec.requires and CallSpec.sharded_only).
+        self.scan = scan
+        # The file's text: the configuration of calls outside any function.
+        self.source = source
+        # Depth of `with FSDP.state_dict_type(...):` blocks around the walk.
+        self.state_dict_contexts = 0
+        # id(call node) -> classification; the nodes live as long as the walk.
+        self._classified: dict[int, tuple[CallSpec | None, str | None]] = {}
+
+    def classify(self, node: cst.Call) -> tuple[CallSpec | None, str | None]:
+        """(catalog row, raw target) of a call; computed once per call node."""
+        key = id(node)
+        found = self._classified.get(key)
+        if found is None:
+            found = self._classified[key] = self._configured(node, *self._classify(node))
+        return found
+
+    def _configured(
+        self, node: cst.Call, spec: CallSpec | None, target: str | None
+    ) -> tuple[CallSpec | None, str | None]:
+        """Drop a row whose call does not communicate as this file uses it."""
+        if spec is None or (not spec.requires and not spec.sharded_only):
+            return spec, target
+        scan = self.scan()
+        if spec.requires is not None:
+            text = self.source if scan is None or spec.requires_file else scan.text
+            if re.search(spec.requires, text) is None:
+                return None, target
+        if scan is not None and spec.sharded_only and scan.sharded_later(node):
+            return None, target
+        return spec, target
+
+    def _classify(self, node: cst.Call) -> tuple[CallSpec | None, str | None]:
+        func = node.func
+        names = self.names
+        qualified = names.resolve(func)
+        if qualified is not None:
+            spec = lookup(qualified) or self.extra.get(qualified)
+            if spec is not None:
+                return spec, qualified
+        target = call_target(func, names)
+        if isinstance(func, cst.Attribute) and (qualified is None or spec is None):
+            method = func.attr.value
+            receiver = last_name(func.value)
+            if self.state_dict_contexts and method in _STATE_DICT_METHODS and qualified is None:
+                return _FSDP_STATE_DICT, target
+            if target is None or not target.startswith("@self:"):
+                spec = lookup_method(method, receiver) or self.extra_methods.get(method)
+                if spec is not None and qualified is None:
+                    return spec, target
+            elif method in self.extra_methods:
+                return self.extra_methods[method], target
+            else:
+                # Framework methods inherited by user classes (a LightningModule's
+                # `self.all_gather`): catalog rows that name `self` as a receiver.
+                spec = lookup_method(method, receiver)
+                if spec is not None and "self" in spec.receivers:
+                    return spec, target
+        if target is not None and not target.startswith("@") and qualified is None:
+            # A method of an object built from a known class (`model = FSDP(m)`).
+            spec = lookup(target)
+            if spec is not None:
+                return spec, target
+        if target is not None and target.startswith("@local:"):
+            spec = self.extra.get(target[len("@local:") :])
+            if spec is not None:
+                return spec, target
+        return None, target
