@@ -28,6 +28,11 @@ class SourceError(Exception):
     col: int
 
 
+def file_name(path: str) -> str:
+    """The last part of ``path`` as the linter was given it, with either separator."""
+    return path.replace("\\", "/").rpartition("/")[2]
+
+
 def decode_source(data: bytes) -> str:
     """Decode ``data`` the way the Python interpreter would.
 

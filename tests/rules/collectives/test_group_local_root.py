@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from ranklint.rules.collectives._group_local import NODE_KINDS
+from ranklint.rules.collectives.group_local_root import GroupLocalRoot
 from tests.conftest import codes_by_line, findings_of
 
 SELECT = ("RNK110",)
@@ -299,3 +301,8 @@ def test_nested_function_is_read_once() -> None:
     )
 
     assert _lines(body) == [6]
+
+
+def test_group_local_root_keeps_every_node_kind_its_reading_needs() -> None:
+
+    assert set(NODE_KINDS) <= set(GroupLocalRoot.handlers_on_visit)

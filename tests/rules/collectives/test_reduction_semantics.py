@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from ranklint.rules.collectives._reductions import NODE_KINDS
+from ranklint.rules.collectives.reduction_semantics import ReductionSemantics
 from tests.conftest import codes_by_line, findings_of
 
 SELECT = ("RNK112",)
@@ -305,3 +307,29 @@ def test_cloned_dict_values_are_not_reported() -> None:
     body = REDUCER + "def acc(num, den):\n    return {'a': num, 'b': den, 'c': num.clone()}\n"
 
     assert _lines(body) == []
+
+
+# -- read from the one walk -------------------------------------------------------
+
+
+def test_reduction_semantics_keeps_every_node_kind_its_reading_needs() -> None:
+
+    assert set(NODE_KINDS) <= set(ReductionSemantics.handlers_on_visit)
+
+
+def test_reduction_semantics_reads_methods_but_not_functions_nested_in_functions() -> None:
+    body = (
+        "class Meter:\n"
+        "    def end(self, outputs):\n"
+        "        acc = outputs.mean()\n"
+        "        dist.all_reduce(acc)\n"
+        "        return acc\n"
+        "def outer():\n"
+        "    def inner(outputs):\n"
+        "        acc = outputs.mean()\n"
+        "        dist.all_reduce(acc)\n"
+        "        return acc\n"
+        "    return inner\n"
+    )
+
+    assert _lines(body) == [7]

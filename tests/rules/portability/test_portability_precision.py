@@ -295,6 +295,18 @@ def test_count_passed_to_a_wrapper_that_sizes_a_cpu_pool_is_not_reported(
     assert [line for line, _ in codes_by_line(source, "pkg/data.py", select=("RNK504",))] == lines
 
 
+
+def test_count_passed_to_a_pool_wrapper_defined_below_the_call_is_not_reported() -> None:
+    source = (
+        "from concurrent.futures import ProcessPoolExecutor\n\n\n"
+        "def score(fn, items):\n    return run(fn, items, num_processes=64)\n\n\n"
+        "def run(fn, items, num_processes=1):\n"
+        "    with ProcessPoolExecutor(max_workers=num_processes) as pool:\n"
+        "        return list(pool.map(fn, items))\n"
+    )
+
+    assert codes_by_line(source, "pkg/data.py", select=("RNK504",)) == []
+
 # -- RNK505 debug-flag-left-on: anomaly mode without NaN checks ---------------------
 
 

@@ -48,6 +48,7 @@ from ranklint.model.events import (
     Opaque,
     Site,
 )
+from ranklint.source import file_name
 
 # Chains longer than this are not followed (calls from hot code to hot code).
 _MAX_CHAIN = 8
@@ -316,7 +317,7 @@ def trains(reason: HotReason, name: str) -> bool:
 def _in_a_test(module: ModuleSummary, function: FunctionSummary) -> bool:
     """Code of a test: a file that matches `test-patterns` or is named ``test.py``,
     a ``test_*`` function or a method of a ``Test*`` class."""
-    name = module.path.replace("\\", "/").rpartition("/")[2]
+    name = file_name(module.path)
     outer = function.qualname.partition(".")[0]
     return (
         module.is_test

@@ -20,6 +20,7 @@ from ranklint.analysis.walk.catalog import RANK_ENVIRONMENT, torch_distributed
 from ranklint.analysis.walk.guards import is_main_guard
 from ranklint.analysis.walk.literals import string_value
 from ranklint.analysis.walk.names import dotted_name
+from ranklint.source import file_name
 from ranklint.syntax import iter_nodes, source_text
 
 Resolve = Callable[[cst.BaseExpression], "str | None"]
@@ -201,7 +202,7 @@ def _runs_the_program(node: cst.Call, resolve: Resolve) -> bool:
 def _importable(path: str) -> bool:
     """Whether ``import`` can name the file: its stem is an identifier (a name
     that is no ``.py`` file, such as standard input's, may be anything)."""
-    name = path.replace("\\", "/").rpartition("/")[2]
+    name = file_name(path)
     if not name.endswith(".py"):
         return True
     stem = name.removesuffix(".py")

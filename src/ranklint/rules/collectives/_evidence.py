@@ -33,6 +33,7 @@ from ranklint.model.taint import (
     RANK_QUERY,
     SOURCE_KINDS,
 )
+from ranklint.source import file_name
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
@@ -229,7 +230,7 @@ def entry_context_link(path: str) -> Link:
     runs once per launched process, as the run: medium. (Examples and scripts
     are entry scripts, which the rules do not report at all.)
     """
-    name = path.replace("\\", "/").rpartition("/")[2]
+    name = file_name(path)
     if _TEST_NAME.search(name):
         return Link("test", "a test module, which a launcher may run as its program", MEDIUM)
     return context_link(path)

@@ -184,14 +184,21 @@ class _Scope:
 
 
 class _FunctionFacts:
-    def __init__(self, scope: _Scope, function: cst.FunctionDef, receivers: Sequence[str]) -> None:
+    def __init__(
+        self,
+        scope: _Scope,
+        function: cst.FunctionDef,
+        nodes: Sequence[cst.CSTNode],
+        receivers: Sequence[str],
+    ) -> None:
         self.scope = scope
         self.function = function
         self.receivers = receivers
         self.names: dict[str, Local] = {}
         # Integer literals compared with a query of a group: (literal, group code) -> query.
         self.literals: dict[tuple[str, str], Local] = {}
-        self.nodes = list(iter_nodes(function.body))
+        # The nodes of NODE_KINDS in the body, nested functions' included.
+        self.nodes = nodes
         # Comparisons an `assert` checks: `assert group.rank() == 0` under a
         # global rank-0 test confirms that the root is rank 0 in both
         # numberings; it does not make the literal a group-local rank.
@@ -339,22 +346,38 @@ def _receivers(function: cst.FunctionDef, method: bool) -> tuple[str, ...]:
     return (function.params.params[0].name.value,)
 
 
+# The nodes a function's reading needs, as the walk passes them in its body.
+NODE_KINDS: tuple[type[cst.CSTNode], ...] = (
+    cst.AnnAssign,
+    cst.Assert,
+    cst.Assign,
+    cst.Call,
+    cst.Comparison,
+    cst.For,
+)
+
+
 def scan_scope(
-    node: cst.FunctionDef | cst.ClassDef, resolve: Resolve, classify: Classify
+    node: cst.FunctionDef | cst.ClassDef,
+    nodes: Callable[[cst.FunctionDef], Sequence[cst.CSTNode]],
+    resolve: Resolve,
+    classify: Classify,
 ) -> tuple[ScopeFindings, list[cst.FunctionDef]]:
     """The group-local mix-ups of a function, or of a class's methods read together.
 
-    Returns the findings and the functions read (the methods of a class).
+    ``nodes`` gives a function's nodes of :data:`NODE_KINDS`, in walk order,
+    nested functions' included. Returns the findings and the functions read
+    (the methods of a class).
     """
     scope = _Scope(resolve, classify)
     if isinstance(node, cst.ClassDef):
         functions = [
             statement for statement in node.body.body if isinstance(statement, cst.FunctionDef)
         ]
-        facts = [_FunctionFacts(scope, f, _receivers(f, method=True)) for f in functions]
+        facts = [_FunctionFacts(scope, f, nodes(f), _receivers(f, method=True)) for f in functions]
     else:
         functions = [node]
-        facts = [_FunctionFacts(scope, node, ())]
+        facts = [_FunctionFacts(scope, node, nodes(node), ())]
     if not any(True for f in facts for _ in f.rooted_calls()):
         return ScopeFindings(), functions
     for _ in range(4):

@@ -2,7 +2,8 @@
 
 DDP, FSDP and ZeRO *average* gradients over the data-parallel group; an
 ``all_reduce`` without ``op`` *sums*. Code that mixes the two is off by the
-world size W. :func:`scan_module` reads one module and returns the places
+world size W. :func:`scan_functions` reads the functions of one module (the
+nodes of :data:`NODE_KINDS` the walk passed in each) and returns the places
 where the mix-up is visible, each as a :class:`Mismatch`:
 
 - ``mean-summed``: a per-rank mean (``x.mean()``) all-reduced with SUM and
@@ -27,7 +28,7 @@ where the mix-up is visible, each as a :class:`Mismatch`:
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -82,19 +83,27 @@ def _reduce_op(call: cst.Call) -> str:
     return "SUM"
 
 
-def _functions(module: cst.Module) -> Iterator[cst.FunctionDef]:
-    for node in walk_code(module):
-        if isinstance(node, cst.FunctionDef):
-            yield node
+# The nodes a function's reading needs, as the walk passes them in its body.
+NODE_KINDS: tuple[type[cst.CSTNode], ...] = (
+    cst.Assign,
+    cst.AugAssign,
+    cst.BinaryOperation,
+    cst.Call,
+    cst.Dict,
+    cst.For,
+    cst.Return,
+)
 
 
 class _Function:
-    """What one function does with reductions, read in source order."""
+    """What one function does with reductions, read in walk order."""
 
-    def __init__(self, function: cst.FunctionDef, resolve: Resolve) -> None:
+    def __init__(
+        self, function: cst.FunctionDef, nodes: Sequence[cst.CSTNode], resolve: Resolve
+    ) -> None:
         self.function = function
         self.resolve = resolve
-        self.nodes = list(walk_code(function.body))
+        self.nodes = nodes
         self.assigned: dict[str, list[cst.BaseExpression]] = {}
         for node in self.nodes:
             if isinstance(node, cst.Assign):
@@ -224,9 +233,11 @@ def _binary_of(operator: cst.BaseAugOp) -> cst.BaseBinaryOp:
     return table.get(type(operator), cst.Power())
 
 
-def scan_module(module: cst.Module, resolve: Resolve) -> list[Mismatch]:
-    """Every reduction mix-up visible in ``module``."""
-    functions = [_Function(f, resolve) for f in _functions(module)]
+def scan_functions(
+    functions_nodes: Iterable[tuple[cst.FunctionDef, Sequence[cst.CSTNode]]], resolve: Resolve
+) -> list[Mismatch]:
+    """Every reduction mix-up visible in a module's functions, given with their nodes."""
+    functions = [_Function(f, nodes, resolve) for f, nodes in functions_nodes]
     found: list[Mismatch] = []
     summed_helpers = {
         f.function.name.value for f in functions if _returns_undivided_sum(f) is not None

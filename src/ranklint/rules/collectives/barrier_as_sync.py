@@ -8,6 +8,7 @@ from ranklint.analysis.walk import catalog
 from ranklint.analysis.walk.guards import is_main_guard
 from ranklint.findings import Severity
 from ranklint.rules.base import Rule
+from ranklint.source import file_name
 
 
 class BarrierAsSync(Rule):
@@ -100,7 +101,7 @@ assert run_ranks(share_checkpoint_path, 2) == ["/ckpt/step-100 (written by rank 
 
 def _is_test_or_entry_file(path: str) -> bool:
     posix = path.replace("\\", "/")
-    name = posix.rpartition("/")[2]
+    name = file_name(posix)
     return (
         name.startswith("test_")
         or name.endswith("_test.py")

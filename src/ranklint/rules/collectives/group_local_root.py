@@ -10,6 +10,7 @@ from ranklint.analysis.walk import catalog
 from ranklint.analysis.walk.arguments import find_argument
 from ranklint.analysis.walk.axes import axes_of_expression
 from ranklint.analysis.walk.context import FileContext
+from ranklint.analysis.walk.function_nodes import FunctionNodes
 from ranklint.findings import Applicability, Confidence, Evidence, Link, Severity
 from ranklint.rules.base import PendingFinding, PendingFix, Rule
 from ranklint.rules.codemods import argument_holding, as_keyword
@@ -20,7 +21,7 @@ from ranklint.rules.collectives._group_local import (
     is_default_group,
     scan_scope,
 )
-from ranklint.syntax import iter_nodes, placement, source_text
+from ranklint.syntax import placement, source_text
 
 
 class GroupLocalRoot(Rule):
@@ -236,13 +237,39 @@ with pytest.raises(RankFailure, match="Global rank 0 is not part of group"):
         super().__init__(ctx, sink)
         # A rooted collective on a group other than the default one was walked.
         self._rooted = False
+        self._functions = FunctionNodes(ctx, nested=True)
+        # Classes and functions, in the order the walk reached them.
+        self._scopes: list[cst.ClassDef | cst.FunctionDef] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._scopes.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scopes.append(node)
+        self._functions.enter(node)
 
     def visit_Call(self, node: cst.Call) -> None:
+        self._functions.add(node)
         if self._rooted:
             return
         spec, _ = self.ctx.calls.classify(node)
         if spec is not None and spec.roots and spec.group is not None:
             self._rooted = not is_default_group(find_argument(node, spec.group))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._functions.add(node)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._functions.add(node)
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self._functions.add(node)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self._functions.add(node)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._functions.add(node)
 
     def leave_Module(self, node: cst.Module) -> None:
         # Read once the walk is over, and only in modules with such a collective.
@@ -251,12 +278,15 @@ with pytest.raises(RankFailure, match="Global rank 0 is not part of group"):
         resolve = self.ctx.resolve
         read: set[int] = set()
         reported: set[int] = set()
-        for scope in iter_nodes(node):
-            if not isinstance(scope, (cst.ClassDef, cst.FunctionDef)) or id(scope) in read:
+        for scope in self._scopes:
+            if id(scope) in read:
                 continue
             # By qualified name: the walk's classifier depends on where it was.
             found, functions = scan_scope(
-                scope, resolve, lambda call: catalog.lookup(resolve(call.func))
+                scope,
+                self._functions.nodes,
+                resolve,
+                lambda call: catalog.lookup(resolve(call.func)),
             )
             read.update(id(function) for function in functions)
             # A nested function is read with its outer one, and again alone.

@@ -7,13 +7,14 @@ from collections.abc import Callable
 import libcst as cst
 
 from ranklint.analysis.walk.context import FileContext
+from ranklint.analysis.walk.function_nodes import FunctionNodes
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
 from ranklint.rules.collectives._reductions import (
     REDUCTION_CALLS,
     Mismatch,
     MismatchKind,
-    scan_module,
+    scan_functions,
 )
 from ranklint.syntax import placement
 
@@ -209,14 +210,39 @@ torchmetrics) are not modelled, so summing them again is not seen.
     def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
         super().__init__(ctx, sink)
         self._relevant = False
+        self._functions = FunctionNodes(ctx, nested=False)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.enter(node)
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self._relevant and self.ctx.resolve(node.func) in REDUCTION_CALLS:
             self._relevant = True
+        self._functions.add(node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._functions.add(node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._functions.add(node)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        self._functions.add(node)
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        self._functions.add(node)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._functions.add(node)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self._functions.add(node)
 
     def leave_Module(self, node: cst.Module) -> None:
         # Read once the walk is over, and only where a reduction or the world size is used.
         if not self._relevant:
             return
-        for found in scan_module(node, self.ctx.resolve):
+        functions = self._functions
+        read = ((f, functions.nodes(f)) for f in functions.functions)
+        for found in scan_functions(read, self.ctx.resolve):
             self.report(found.node, _message(found), where=placement(node, found.node))

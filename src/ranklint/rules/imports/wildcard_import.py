@@ -11,6 +11,7 @@ from ranklint.analysis.walk.names import import_from_module
 from ranklint.analysis.walk.wildcards import WildcardNames, wildcard_names
 from ranklint.findings import Applicability, Confidence, Evidence, Link, Severity
 from ranklint.rules.base import PendingFinding, PendingFix, Rule
+from ranklint.source import file_name
 from ranklint.suppressions import NOQA, SPLIT
 
 HIGH, MEDIUM = Confidence.HIGH, Confidence.MEDIUM
@@ -173,7 +174,7 @@ Each finding records what the wildcard gives the module (**source**):
         return self._names
 
     def _is_package_init(self) -> bool:
-        return self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1] == "__init__.py"
+        return file_name(self.ctx.path) == "__init__.py"
 
     def _fix(self, node: cst.ImportFrom) -> PendingFix | None:
         """Import the names read and bound nowhere, where this wildcard must give them."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -13,7 +14,6 @@ from ranklint.analysis.walk.mesh import MESH_INITIALIZERS
 from ranklint.analysis.walk.names import last_name
 from ranklint.findings import Severity
 from ranklint.rules.base import PendingFinding, Rule
-from ranklint.syntax import iter_nodes
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +48,17 @@ _INIT = frozenset(
         "torch.distributed.distributed_c10d.init_process_group",
     }
 )
+
+
+@dataclass(frozen=True)
+class _Passed:
+    """A topology keyword passed to a callee: reported unless the callee sizes a CPU pool."""
+
+    value: cst.BaseExpression
+    what: str
+    callee: str
+    keyword: str
+    where: tuple[cst.CSTNode | None, cst.CSTNode | None]
 
 
 class HardCodedTopology(Rule):
@@ -137,7 +148,10 @@ that sizes a pool is recognised in the same file only (by the called name).
         # Functions of this file that size a CPU pool from a parameter:
         # name -> those parameters (`run(fn, xs, num_processes)` into
         # `ProcessPoolExecutor(max_workers=num_processes)`).
-        self._pool_sizers: dict[str, set[str]] | None = None
+        self._pool_sizers: dict[str, set[str]] = {}
+        # Topology keywords passed to a callee, decided once every function is
+        # known: (value, what, callee, keyword, where).
+        self._passed: list[_Passed] = []
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._visible_devices(node)
@@ -148,6 +162,7 @@ that sizes a pool is recognised in the same file only (by the called name).
         self._visible_devices(node)
         name = self.ctx.names.resolve(node.func)
         if _cpu_pool(node, name):
+            self._sized_pool(node)
             return  # the host's parallelism, not the job's topology
         for arg in node.args:
             keyword = arg.keyword.value if arg.keyword is not None else None
@@ -161,9 +176,10 @@ that sizes a pool is recognised in the same file only (by the called name).
                     continue  # a one-process group (tools, controllers): no topology
                 self._report(arg.value, f"`{keyword}={value}` in `init_process_group`")
             elif keyword in _TOPOLOGY_KEYWORDS and value >= 2:
-                if keyword in self._sizers().get(last_name(node.func) or "", ()):
-                    continue  # the size of a CPU pool, passed through a wrapper
-                self._report(arg.value, f"`{keyword}={value}`")
+                where = (self.ctx.statement, self.ctx.top_statement)
+                callee = last_name(node.func) or ""
+                what = f"`{keyword}={value}`"
+                self._passed.append(_Passed(arg.value, what, callee, keyword, where))
         if name in MESH_INITIALIZERS and len(node.args) > 1:
             shape = node.args[1]
             positional = shape.keyword is None or shape.keyword.value == "mesh_shape"
@@ -174,10 +190,28 @@ that sizes a pool is recognised in the same file only (by the called name).
             ):
                 self._report(shape.value, "a literal mesh shape")
 
-    def _sizers(self) -> dict[str, set[str]]:
-        if self._pool_sizers is None:
-            self._pool_sizers = _pool_sizers(self.ctx.module, self.ctx.names.resolve)
-        return self._pool_sizers
+    def _sized_pool(self, pool: cst.Call) -> None:
+        """Record the parameters of the functions around ``pool`` that size it."""
+        for frame in self.ctx.functions:
+            function = frame.node
+            if not isinstance(function, cst.FunctionDef):
+                continue
+            params = {param.name.value for param in function.params.params}
+            params |= {param.name.value for param in function.params.kwonly_params}
+            sized = {
+                arg.value.value
+                for arg in pool.args
+                if isinstance(arg.value, cst.Name) and arg.value.value in params
+            }
+            if sized:
+                self._pool_sizers.setdefault(function.name.value, set()).update(sized)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        # Decided after the walk: the wrapper may be defined below its call.
+        for passed in self._passed:
+            if passed.keyword in self._pool_sizers.get(passed.callee, ()):
+                continue  # the size of a CPU pool, passed through a wrapper
+            self._report(passed.value, passed.what, where=passed.where)
 
     def _visible_devices(self, node: cst.CSTNode) -> None:
         if not self._active:
@@ -191,12 +225,19 @@ that sizes a pool is recognised in the same file only (by the called name).
             if text is not None or int_value(value) is not None:
                 self._report(value, "`CUDA_VISIBLE_DEVICES`")
 
-    def _report(self, node: cst.CSTNode, what: str) -> None:
+    def _report(
+        self,
+        node: cst.CSTNode,
+        what: str,
+        *,
+        where: tuple[cst.CSTNode | None, cst.CSTNode | None] | None = None,
+    ) -> None:
         self.report(
             node,
             f"{what} writes the job's topology into the code: on any other allocation ranks "
             f"wait for peers that never come or GPUs go unused; read it from the launcher "
             f"(`dist.get_world_size()`, `WORLD_SIZE`) or the configuration",
+            where=where,
         )
 
 
@@ -216,27 +257,3 @@ def _single_process(node: cst.Call) -> bool:
         arg.keyword is not None and arg.keyword.value == "world_size" and int_value(arg.value) == 1
         for arg in node.args
     )
-
-
-def _pool_sizers(
-    module: cst.Module, resolve: Callable[[cst.BaseExpression], str | None]
-) -> dict[str, set[str]]:
-    """Functions and methods of ``module`` that pass one of their parameters to a
-    CPU pool (``ProcessPoolExecutor(max_workers=num_processes)``): name -> those
-    parameters."""
-    out: dict[str, set[str]] = {}
-    for function in iter_nodes(module):
-        if not isinstance(function, cst.FunctionDef):
-            continue
-        params = {param.name.value for param in function.params.params}
-        params |= {param.name.value for param in function.params.kwonly_params}
-        sized = {
-            arg.value.value
-            for call in iter_nodes(function.body)
-            if isinstance(call, cst.Call) and _cpu_pool(call, resolve(call.func))
-            for arg in call.args
-            if isinstance(arg.value, cst.Name) and arg.value.value in params
-        }
-        if sized:
-            out.setdefault(function.name.value, set()).update(sized)
-    return out
