@@ -14,7 +14,14 @@ from ranklint.analysis.walk.visitor import NodeVisitor
 from ranklint.engine import Linter
 from ranklint.engine.spans import spans_of
 from ranklint.engine.walker import Walker
-from ranklint.syntax import child_nodes, iter_nodes, placement, source_text, value_kind
+from ranklint.syntax import (
+    child_nodes,
+    iter_nodes,
+    placement,
+    reads_name,
+    source_text,
+    value_kind,
+)
 
 
 @pytest.fixture
@@ -171,3 +178,40 @@ def test_a_handler_for_a_name_that_is_not_a_libcst_node_is_rejected() -> None:
         class Worse(NodeVisitor):
             def leave_parse_module(self, node: cst.CSTNode) -> None:
                 pass
+
+
+# -- reads_name ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("expression", "reads"),
+    [
+        ("loss", True),
+        ("loss * world_size", True),
+        ("f(1, loss)", True),
+        ("f(x=loss)", True),
+        ("{k: loss}", True),
+        ("other.loss", False),  # an attribute named `loss` is not the variable
+        ("loss.item()", True),
+        ("f(loss=1)", False),  # a keyword named `loss` is not the variable
+        ("f(lambda: loss)", False),  # runs later, if at all
+        ("losses", False),
+    ],
+)
+def test_reads_name_finds_a_read_of_the_variable_only(expression: str, reads: bool) -> None:
+    assert reads_name(cst.parse_expression(expression), "loss") is reads
+
+
+@pytest.mark.parametrize(("budget", "reads"), [(None, True), (10, True), (9, False), (1, False)])
+def test_reads_name_stops_after_its_budget_of_nodes(budget: int | None, reads: bool) -> None:
+    # `((loss + c) + b) + a`: the read is the 10th node looked at.
+    expression = cst.parse_expression("((loss + c) + b) + a")
+
+    assert reads_name(expression, "loss", budget=budget) is reads
+
+
+def test_reads_name_enters_the_function_it_is_asked_about_but_none_inside() -> None:
+    function = cst.parse_statement("def f():\n    g(loss)\n    def h():\n        return y\n")
+
+    assert reads_name(function, "loss") is True
+    assert reads_name(function, "y") is False

@@ -437,6 +437,29 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/analysis/project/test_layout.py",
         ),
     ),
+    # Issue 38: one walk per file (functions read from the walk), the phase's cache.
+    "one_walk": (
+        (
+            "analysis/walk/function_nodes.py",
+            "syntax.py",
+            "rules/collectives/reduction_semantics.py",
+            "rules/collectives/group_local_root.py",
+            "rules/portability/hard_coded_topology.py",
+            "engine/project_phase.py",
+        ),
+        (
+            "tests/analysis/walk/test_function_nodes.py",
+            "tests/test_syntax.py",
+            "tests/engine/test_one_walk.py",
+            "tests/rules/collectives/test_reduction_semantics.py",
+            "tests/rules/collectives/test_group_local_root.py",
+            "tests/rules/portability/test_portability_precision.py",
+            "tests/rules/test_rule_examples.py",
+            "tests/engine/test_engine_paths.py",
+            "tests/test_cache.py",
+            "tests/analysis/project/test_project.py",
+        ),
+    ),
 }
 _ALWAYS_SKIPPED = (
     "src/ranklint/analysis/walk/catalog.py",

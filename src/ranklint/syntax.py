@@ -89,6 +89,29 @@ def source_text(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)  # pragma: no mutate  (the body is never read)
 
 
+def reads_name(node: cst.CSTNode, name: str, *, budget: int | None = None) -> bool:
+    """Whether ``node`` reads the variable ``name``.
+
+    A read is a ``Name`` node: not the attribute of ``x.name``, not the keyword
+    of ``f(name=...)``, not inside a function or lambda that ``node`` defines.
+    With ``budget``, at most that many nodes are looked at (a bound on the
+    cost of a question asked at many places); past it, the answer is False.
+    """
+    stack: list[cst.CSTNode] = [node]
+    seen = 0
+    while stack and (budget is None or seen < budget):
+        current = stack.pop()
+        seen += 1
+        if isinstance(current, cst.Name):
+            if current.value == name:
+                return True
+        elif isinstance(current, (cst.Attribute, cst.Arg)):
+            stack.append(current.value)  # `x.name`, `f(name=x)`: only `x` is read
+        elif current is node or not isinstance(current, (cst.FunctionDef, cst.Lambda)):
+            stack.extend(child_nodes(current))
+    return False
+
+
 def iter_nodes(node: cst.CSTNode, *, into_functions: bool = True) -> Iterator[cst.CSTNode]:
     """``node`` and every node under it, in source order.
 

@@ -20,8 +20,11 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
+import ranklint.engine.linter
 import ranklint.syntax
 from ranklint import Config, lint_paths
+from ranklint.engine import Linter
+from ranklint.model.events import Site
 from tests.conftest import REPO_ROOT
 
 # (module of the caller, function) of the whole-module readings that stay.
@@ -90,3 +93,28 @@ def test_module_walk_spy_sees_a_rule_that_walks_the_module_again(
     assert module_walks == {
         (__name__, "test_module_walk_spy_sees_a_rule_that_walks_the_module_again"): 1
     }
+
+
+class _RecorderThatMustNotRun:
+    def __init__(self, ctx: object) -> None:
+        raise AssertionError("a fact recorder ran while placing call sites")
+
+
+_PLACED = "import torch.distributed as dist\n\n\ndef f(t):\n    dist.all_reduce(t)\n"
+
+
+def test_placing_only_call_sites_runs_no_fact_recorder(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ranklint.engine.linter, "FACT_RECORDERS", (_RecorderThatMustNotRun,))
+    linter = Linter(Config())
+
+    located = linter.locate("m.py", {Site(1, 1)}, _PLACED)
+
+    assert [(span.line, span.col) for span in located.sites.values()] == [(5, 5)]
+
+
+def test_placing_a_recorded_node_runs_the_fact_recorders(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ranklint.engine.linter, "FACT_RECORDERS", (_RecorderThatMustNotRun,))
+    linter = Linter(Config())
+
+    with pytest.raises(AssertionError, match="a fact recorder ran"):
+        linter.locate("m.py", {Site(1, -1)}, _PLACED)

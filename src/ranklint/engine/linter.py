@@ -219,9 +219,11 @@ class FileLinter:
             return Located(None, {})
         ctx = self.file_context(path, module, text)
         locator = Locator(ctx, sites)
-        # The fact recorders record again: their sites (negative ordinals) name
-        # the same nodes as in the first walk.
-        recorders = [recorder(ctx) for recorder in FACT_RECORDERS]
+        # Calls are found by their ordinal alone. Where a site names a node a
+        # fact recorder named (a negative ordinal), the recorders record again:
+        # their sites name the same nodes as in the first walk.
+        recording = any(site.ordinal < 0 for site in sites)
+        recorders = [recorder(ctx) for recorder in FACT_RECORDERS] if recording else []
         with deep_recursion():
             Walker(ctx, [locator, *recorders]).walk(module)
             for site in sites:

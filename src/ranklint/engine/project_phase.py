@@ -43,10 +43,9 @@ class Linter(FileLinter):
         finding or its call chain points into them, and parsed again only for
         call sites whose positions are not known yet (from the cache).
 
-        With ``cache``, when every result came through it, the phase's findings
-        are stored under the key of all the files' keys; a run over the same
-        files with the same bytes takes them from there, unpacks no summary and
-        builds no call graph. ``jobs``: processes for the walks that place call
+        With ``cache``, the phase keeps what it made there (:class:`PhaseCache`);
+        when every result came from a file, a run over the same files with the
+        same bytes takes the findings from there. ``jobs``: processes for the walks that place call
         sites whose positions are not known yet (one file each).
 
         ``judge_suppressions``: the results are the whole project, so the unused-suppression
@@ -73,23 +72,21 @@ class Linter(FileLinter):
         if not rules:
             return
         judged = judge_suppressions
-        key = None
-        if cache is not None and not sources:
-            key = cache.project_key(results, judged=judged, complete=complete)
-        made = cache.get_project(key) if cache is not None and key is not None else None
+        # Keyed only when every result came from a file (no source held in memory).
+        kept = PhaseCache(cache, results, keyed=not sources, judged=judged, complete=complete)
+        made = kept.findings()
         if made is None:
-            made, used = self._project_findings(results, sources or {}, cache, jobs, rules)
+            made, used = self._project_findings(results, sources or {}, kept, jobs, rules)
             if judged:
                 _add_unused(made, results, used)
-            if cache is not None and key is not None:
-                cache.put_project(key, made)
+            kept.keep_findings(made)
         add_project_findings(results, made)
 
     def _project_findings(
         self,
         results: Sequence[FileResult],
         sources: dict[str, str | bytes],
-        cache: Cache | None,
+        kept: PhaseCache,
         jobs: int | None,
         rules: Sequence[type[Rule]],
     ) -> tuple[dict[str, list[Finding]], set[tuple[str, int, str]]]:
@@ -117,7 +114,7 @@ class Linter(FileLinter):
             for hop in finding.chain:
                 wanted.setdefault(hop.path, set()).add(hop.site)
         by_path = {result.path: result for result in results}
-        located = self._all_located(wanted, sources, by_path, cache, jobs)
+        located = self._all_located(wanted, sources, by_path, kept, jobs)
         suppressions = {
             path: parse_suppressions(place.text) if place.text is not None else NO_SUPPRESSIONS
             for path, place in located.items()
@@ -141,7 +138,7 @@ class Linter(FileLinter):
         wanted: dict[str, set[Site]],
         sources: dict[str, str | bytes],
         by_path: dict[str, FileResult],
-        cache: Cache | None,
+        kept: PhaseCache,
         jobs: int | None,
     ) -> dict[str, Located]:
         """Positions of the ``wanted`` sites of each file: from earlier runs when
@@ -175,9 +172,49 @@ class Linter(FileLinter):
             result = by_path.get(path)
             if result is not None and place.sites:
                 result.located.update(place.sites)
-                if cache is not None and isinstance(source, bytes):
-                    cache.put(path, source, result)
+                kept.keep_sites(path, source, result)
         return {path: located[path] for path in wanted}
+
+
+class PhaseCache:
+    """The cache as the project phase sees it; without a cache, it keeps nothing.
+
+    It keeps the phase's findings under one key of all the run's files (a run
+    over the same files with the same bytes takes them from there, unpacks no
+    summary and builds no call graph), and each file's call-site positions that
+    the phase placed, with that file's result.
+    """
+
+    def __init__(
+        self,
+        cache: Cache | None,
+        results: Sequence[FileResult],
+        *,
+        keyed: bool,
+        judged: bool,
+        complete: bool,
+    ) -> None:
+        self._cache = cache
+        self._key = (
+            cache.project_key(results, judged=judged, complete=complete)
+            if cache is not None and keyed
+            else None
+        )
+
+    def findings(self) -> dict[str, list[Finding]] | None:
+        """The findings an earlier run of the same phase kept, if any."""
+        if self._cache is None or self._key is None:
+            return None
+        return self._cache.get_project(self._key)
+
+    def keep_findings(self, made: dict[str, list[Finding]]) -> None:
+        if self._cache is not None and self._key is not None:
+            self._cache.put_project(self._key, made)
+
+    def keep_sites(self, path: str, source: str | bytes, result: FileResult) -> None:
+        """Store ``result`` again, now with the positions placed in ``path``."""
+        if self._cache is not None and isinstance(source, bytes):
+            self._cache.put(path, source, result)
 
 
 def _add_unused(

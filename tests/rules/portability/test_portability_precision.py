@@ -295,7 +295,6 @@ def test_count_passed_to_a_wrapper_that_sizes_a_cpu_pool_is_not_reported(
     assert [line for line, _ in codes_by_line(source, "pkg/data.py", select=("RNK504",))] == lines
 
 
-
 def test_count_passed_to_a_pool_wrapper_defined_below_the_call_is_not_reported() -> None:
     source = (
         "from concurrent.futures import ProcessPoolExecutor\n\n\n"
@@ -306,6 +305,7 @@ def test_count_passed_to_a_pool_wrapper_defined_below_the_call_is_not_reported()
     )
 
     assert codes_by_line(source, "pkg/data.py", select=("RNK504",)) == []
+
 
 # -- RNK505 debug-flag-left-on: anomaly mode without NaN checks ---------------------
 

@@ -25,6 +25,7 @@ import libcst as cst
 
 from ranklint.analysis.walk.axes import identifier_words
 from ranklint.analysis.walk.names import NameTable
+from ranklint.syntax import reads_name
 
 # Words of a keyword argument that takes a size or an index on the host
 # (`max_seqlen=`, `num_tokens=`, `split_size=`, `dim=`).
@@ -107,7 +108,8 @@ def tested_soon(body: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseExpressio
             continue
         name, value = assigned
         later = body[index + 1 : index + 1 + _TESTED_WITHIN]
-        if any(_reads(test, name) for test in map(_test_of, later) if test is not None):
+        tests = [test for test in map(_test_of, later) if test is not None]
+        if any(reads_name(test, name, budget=_TEST_BUDGET) for test in tests):
             yield from _through_arithmetic(value, 0)
 
 
@@ -131,22 +133,6 @@ def _test_of(statement: cst.BaseStatement) -> cst.BaseExpression | None:
             if isinstance(small, cst.Assert):
                 return small.test
     return None
-
-
-def _reads(test: cst.BaseExpression, name: str) -> bool:
-    """Whether ``test`` reads the local ``name`` (not an attribute of that name)."""
-    stack: list[cst.CSTNode] = [test]
-    seen = 0  # pragma: no mutate  (a bound on the walk: one node more or less)
-    while stack and seen < _TEST_BUDGET:  # pragma: no mutate  (the same bound)
-        node = stack.pop()
-        seen += 1
-        if isinstance(node, cst.Name) and node.value == name:
-            return True
-        if isinstance(node, cst.Attribute):
-            stack.append(node.value)  # `x.name` does not read `name`
-        else:
-            stack.extend(node.children)
-    return False
 
 
 def _through_arithmetic(node: cst.BaseExpression, depth: int) -> Iterator[cst.BaseExpression]:

@@ -13,8 +13,11 @@ import libcst as cst
 from ranklint.analysis.walk.axes import identifier_words
 from ranklint.analysis.walk.names import last_name
 from ranklint.analysis.walk.tensors import TENSOR_MEMBERS, TensorTypes
+from ranklint.syntax import reads_name
 
 # Words of a sampling schedule: `for t in time_steps:` runs one model step per element.
+# How many nodes of a slice bound are read for a loop variable (`t[i : i + 8]`).
+_BOUND_BUDGET = 200
 _SCHEDULE_WORDS = frozenset({"timesteps", "timestep", "time", "times", "sigmas", "schedule"})
 
 
@@ -51,7 +54,7 @@ def used_as(tree: cst.CSTNode, name: str, *, record: bool) -> bool:
             elif not record and any(_is_name(index, name) for index in indices):
                 return True
             elif not record and any(
-                _mentions(bound, name)
+                reads_name(bound, name, budget=_BOUND_BUDGET)
                 for element in current.slice
                 if isinstance(element.slice, cst.Slice)
                 for bound in (element.slice.lower, element.slice.upper, element.slice.step)
@@ -71,19 +74,6 @@ def used_as(tree: cst.CSTNode, name: str, *, record: bool) -> bool:
 
 def _is_name(node: cst.CSTNode, name: str) -> bool:
     return isinstance(node, cst.Name) and node.value == name
-
-
-def _mentions(node: cst.CSTNode, name: str) -> bool:
-    """Whether ``name`` is read in ``node`` (``i``, ``i + 8``, ``2 * i``); within 200 nodes."""
-    stack: list[cst.CSTNode] = [node]
-    seen = 0  # pragma: no mutate  (a bound on the walk of one slice bound)
-    while stack and seen < 200:  # pragma: no mutate  (the same bound)
-        current = stack.pop()
-        seen += 1  # pragma: no mutate  (the same bound)
-        if _is_name(current, name):
-            return True
-        stack.extend(current.children)
-    return False
 
 
 def range_over(node: cst.BaseExpression, tensors: TensorTypes) -> str | None:

@@ -36,7 +36,7 @@ import libcst as cst
 from ranklint.analysis.walk.catalog import torch_distributed
 from ranklint.analysis.walk.dist_state import walk_code
 from ranklint.analysis.walk.names import last_name
-from ranklint.syntax import source_text
+from ranklint.syntax import reads_name, source_text
 
 Resolve = Callable[[cst.BaseExpression], "str | None"]
 
@@ -123,7 +123,7 @@ class _Function:
 
     def defining(self, name: str) -> list[cst.BaseExpression]:
         """The values ``name`` is given, except updates of itself (``loss = loss * 2``)."""
-        return [v for v in self.assigned.get(name, []) if not _uses(v, name)]
+        return [v for v in self.assigned.get(name, []) if not reads_name(v, name)]
 
     def all_reduces(self) -> Iterator[tuple[cst.Call, str, cst.BaseExpression]]:
         """``(call, op, reduced expression)`` of each ``dist.all_reduce`` of the function."""
@@ -207,7 +207,7 @@ def _scales(node: cst.CSTNode, name: str) -> bool:
     """Whether ``node`` divides or multiplies ``name`` (``x / n``, ``x /= n``, ``x.div_(n)``)."""
     if isinstance(node, cst.BinaryOperation):
         scaling = isinstance(node.operator, (cst.Divide, cst.FloorDivide, cst.Multiply))
-        return scaling and (_uses(node.left, name) or _uses(node.right, name))
+        return scaling and (reads_name(node.left, name) or reads_name(node.right, name))
     if isinstance(node, cst.AugAssign):
         return _name(node.target) == name
     if not isinstance(node, cst.Call):
@@ -217,10 +217,6 @@ def _scales(node: cst.CSTNode, name: str) -> bool:
         return func.attr.value in _SCALING_METHODS
     passed = any(_name(arg.value) == name for arg in node.args)
     return passed and (last_name(func) or "") in _SCALING_FUNCTIONS
-
-
-def _uses(node: cst.CSTNode, name: str) -> bool:
-    return any(isinstance(n, cst.Name) and n.value == name for n in walk_code(node))
 
 
 def _binary_of(operator: cst.BaseAugOp) -> cst.BaseBinaryOp:
