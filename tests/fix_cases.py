@@ -9,8 +9,8 @@ from pathlib import Path
 import libcst as cst
 
 from ranklint import Config, lint_source
-from ranklint.faces.fixing import fix_text
 from ranklint.findings import Applicability, Edit, Finding, Fix, Severity
+from ranklint.fixing.apply import fix_text
 from ranklint.rules import PendingFinding, PendingFix, rule_by_code
 
 

@@ -99,6 +99,8 @@ def test_cycle_detector_finds_a_planted_cycle() -> None:
         ("ranklint.config", "ranklint.rules"),
         ("ranklint.engine", "ranklint.faces"),
         ("ranklint.engine", "ranklint.api"),
+        ("ranklint.fixing.plan", "ranklint.faces"),
+        ("ranklint.fixing.plan", "ranklint.api"),
     ],
 )
 def test_lower_layer_never_imports_a_higher_one(lower: str, higher: str) -> None:
@@ -118,6 +120,7 @@ def test_lower_layer_never_imports_a_higher_one(lower: str, higher: str) -> None
 # The bottom layer: modules every other layer may read.
 _LEAVES = (
     "ranklint.findings",
+    "ranklint.fixing.edits",
     "ranklint.model",
     "ranklint.positions",
     "ranklint.registry",
@@ -163,6 +166,30 @@ def test_the_per_file_walk_never_reads_the_project_facts() -> None:
     )
 
     assert upward == []
+
+
+def test_no_two_modules_of_the_package_share_a_name() -> None:
+    names: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        if path.name != "__init__.py":
+            names.setdefault(path.stem, []).append(str(path.relative_to(PACKAGE)))
+    for path in PACKAGE.rglob("__init__.py"):
+        if path.parent != PACKAGE:
+            names.setdefault(path.parent.name, []).append(str(path.parent.relative_to(PACKAGE)))
+
+    shared = {name: sorted(paths) for name, paths in names.items() if len(paths) > 1}
+
+    assert shared == {}
+
+
+def test_no_module_of_the_package_is_named_like_a_test() -> None:
+    named = sorted(
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if path.stem.startswith("test_")
+    )
+
+    assert named == []
 
 
 def test_analysis_holds_no_rule_code() -> None:

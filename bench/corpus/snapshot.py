@@ -1,6 +1,6 @@
 """Record ranklint's JSON output on the fixtures and the ecosystem corpus, with hashes.
 
-    python bench/corpus/snapshot.py OUT_DIR [--skip-ecosystem] [--jobs N]
+    python bench/corpus/snapshot.py OUT_DIR [--skip-ecosystem] [--review-corpus] [--jobs N]
 
 For refactors that must not change behaviour: run it before and after, then
 compare the hashes (or ``diff -r`` the two folders). Each output is exactly
@@ -11,7 +11,10 @@ what ``ranklint check --select ALL --no-cache --format json`` prints:
   ``bench/corpus/ecosystem.py`` (``.cache/ecosystem/src/<project>``, downloaded there
   first), with a ``pyproject.toml`` holding an empty ``[tool.ranklint]`` table
   so that the project folder is the configuration root, as in
-  ``bench/corpus/ecosystem.py``.
+  ``bench/corpus/ecosystem.py``;
+- with ``--review-corpus``, ``corpus-<project>.json``: the same inside each
+  project of the review corpus that ``bench/corpus/corpus.py build`` exported
+  (``.cache/corpus/src/<project>``, both halves, whatever was built).
 
 ``OUT_DIR/SHA256SUMS`` lists the hash of every output.
 """
@@ -29,6 +32,7 @@ from ecosystem import PROJECTS as ECOSYSTEM_PROJECTS
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 ECOSYSTEM = REPO / ".cache" / "ecosystem" / "src"
+REVIEW_CORPUS = REPO / ".cache" / "corpus" / "src"
 _COMMAND = ("check", "--select", "ALL", "--no-cache", "--format", "json", "--exit-zero")
 
 
@@ -45,6 +49,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--skip-ecosystem", action="store_true")
+    parser.add_argument("--review-corpus", action="store_true")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -57,6 +62,14 @@ def main() -> int:
             if not marker.exists():
                 marker.write_text("[tool.ranklint]\n")
             outputs[f"ecosystem-{project.name}.json"] = ranklint_json(project, ".", args.jobs)
+    if args.review_corpus:
+        if not REVIEW_CORPUS.is_dir():
+            raise SystemExit(f"{REVIEW_CORPUS} is missing: run bench/corpus/corpus.py build first")
+        for project in sorted(p for p in REVIEW_CORPUS.iterdir() if p.is_dir()):
+            marker = project / "pyproject.toml"
+            if not marker.exists():
+                marker.write_text("[tool.ranklint]\n")
+            outputs[f"corpus-{project.name}.json"] = ranklint_json(project, ".", args.jobs)
     lines = []
     for name, data in outputs.items():
         (args.out / name).write_bytes(data)

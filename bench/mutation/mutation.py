@@ -172,7 +172,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "analysis/walk/summary.py",
             "analysis/walk/classify.py",
             "analysis/project/callgraph.py",
-            "analysis/project/collectives.py",
+            "analysis/project/divergences.py",
             "analysis/project/decisions.py",
             "analysis/project/facts.py",
         ),
@@ -274,8 +274,8 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "fixes": (
         ("fixes.py", "engine/fixing.py", "rules/codemods.py", "faces/fixing.py"),
         (
-            "tests/test_fixes.py",
-            "tests/faces/test_fixing.py",
+            "tests/fixing/test_edits.py",
+            "tests/fixing/test_apply.py",
             "tests/rules/test_rule_fixes.py",
         ),
     ),
@@ -307,7 +307,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "trust": (
         ("analysis/walk/wildcards.py", "fix_audit.py"),
         (
-            "tests/test_fix_audit.py",
+            "tests/fixing/test_audit.py",
             "tests/analysis/walk/test_wildcards.py",
             "tests/rules/imports/test_imports_precision.py",
             "tests/rules/test_rule_fixes.py",
@@ -325,7 +325,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (
             "tests/faces/test_baseline.py",
             "tests/faces/test_noqa.py",
-            "tests/rules/framework/test_unused_suppression.py",
+            "tests/rules/meta/test_unused_suppression.py",
             "tests/rules/test_rule_fixes.py",
         ),
     ),

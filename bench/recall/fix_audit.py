@@ -2,7 +2,7 @@
 
     python bench/recall/fix_audit.py [--cache DIR] [--project NAME ...] [--jobs N]
 
-Runs :func:`ranklint.fix_audit.audit_fixes` with every rule selected on each
+Runs :func:`ranklint.fixing.audit.audit_fixes` with every rule selected on each
 ``.py`` file of the review corpus that ``bench/corpus/corpus.py build`` exported
 (default ``.cache/corpus``; the projects of its manifest, or those named): each
 fix is applied alone, the file is linted again, and the audit reports any
@@ -24,7 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from ranklint import Config, lint_source
-from ranklint.fix_audit import audit_fixes
+from ranklint.fixing.audit import audit_fixes
 from ranklint.source import SourceError, decode_source
 
 ALL = Config(select=("ALL",))

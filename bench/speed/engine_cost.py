@@ -26,7 +26,7 @@ from ranklint import Config, lint_source
 from ranklint.analysis.walk.context import FileContext
 from ranklint.analysis.walk.recorders import FACT_RECORDERS
 from ranklint.engine import selected_rules
-from ranklint.engine.threads import deep_recursion
+from ranklint.engine.stack import deep_recursion
 from ranklint.engine.walker import Walker
 
 

@@ -20,7 +20,7 @@ from ranklint.cache import Cache
 from ranklint.engine import Linter, lint_files
 from ranklint.engine import linter as linter_module
 from ranklint.engine import pool as pool_module
-from ranklint.engine.threads import run_with_large_stack
+from ranklint.engine.stack import run_with_large_stack
 from ranklint.engine.walker import Walker
 from ranklint.findings import Finding, Severity, TraceStep
 from ranklint.rules.imports.wildcard_import import WildcardImport

@@ -360,7 +360,7 @@ def test_summary_line_counts_findings_severities_and_files_in_singular_or_plural
 
 def test_summary_with_two_errors_says_errors() -> None:
     from ranklint.api import LintResult
-    from ranklint.faces.summary import summary_line as _summary
+    from ranklint.faces.run_summary import summary_line as _summary
     from ranklint.findings import Finding, Severity
 
     def error(path: str) -> Finding:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from ranklint import Config, lint_source
-from ranklint.faces.fixing import fix_text
 from ranklint.findings import Applicability
+from ranklint.fixing.apply import fix_text
 from ranklint.rules import Rule, all_rules
 
 FIXABLE = [rule for rule in all_rules() if rule.fix_applicability]

@@ -14,18 +14,18 @@ from ranklint.analysis.walk.context import FileContext
 from ranklint.analysis.walk.recorders import FACT_RECORDERS
 from ranklint.cache import Cache
 from ranklint.config import Config
-from ranklint.engine.fixing import fix_nodes, fixes_of
 from ranklint.engine.locate import Located, Locator
 from ranklint.engine.spans import placed_positions, span_of, spans_of
-from ranklint.engine.threads import deep_recursion, run_with_large_stack
+from ranklint.engine.stack import deep_recursion, run_with_large_stack
 from ranklint.engine.walker import Walker
 from ranklint.findings import Finding, InternalError
+from ranklint.fixing.plan import fix_nodes, fixes_of
 from ranklint.model.events import Site
 from ranklint.positions import NEWLINE
 from ranklint.results import FileResult, Span, finding_at
 from ranklint.rules import PendingFinding, Rule, rule_by_code
-from ranklint.rules.framework.parse_error import ParseError
-from ranklint.rules.framework.unused_suppression import UNUSED_SUPPRESSION, unused_suppressions
+from ranklint.rules.meta.parse_error import ParseError
+from ranklint.rules.meta.unused_suppression import UNUSED_SUPPRESSION, unused_suppressions
 from ranklint.source import SourceError, decode_source, parse_source
 from ranklint.suppressions import parse_suppressions
 

@@ -11,7 +11,7 @@ from ranklint.cache import Cache
 from ranklint.engine.linter import FileLinter
 from ranklint.engine.locate import Located, project_finding
 from ranklint.engine.pool import locate_files
-from ranklint.engine.threads import deep_recursion, run_with_large_stack
+from ranklint.engine.stack import deep_recursion, run_with_large_stack
 from ranklint.findings import Finding
 from ranklint.model.events import Site
 from ranklint.results import FileResult, add_project_findings

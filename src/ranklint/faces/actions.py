@@ -16,7 +16,7 @@ from ranklint.faces.files import replace_file
 
 def fix(args: argparse.Namespace, result: LintResult, config: Config, err: TextIO) -> int:
     """Apply the fixes; the number of findings fixed, or -1 after an error was reported."""
-    from ranklint.faces.fixing import plan_fixes, write_fixes
+    from ranklint.fixing.apply import plan_fixes, write_fixes
 
     report = plan_fixes(result.findings, config, unsafe=args.unsafe_fixes)
     write_fixes(report)
@@ -37,7 +37,7 @@ def diff(
     args: argparse.Namespace, result: LintResult, config: Config, out: TextIO, err: TextIO
 ) -> int:
     """``--diff``: print what --fix would change; exit 1 when it would change something."""
-    from ranklint.faces.fixing import plan_fixes
+    from ranklint.fixing.apply import plan_fixes
 
     report = plan_fixes(result.findings, config, unsafe=args.unsafe_fixes)
     for source in report.sources:

@@ -32,7 +32,7 @@ from ranklint.faces.formatters import (
     format_statistics,
     format_text,
 )
-from ranklint.faces.summary import fix_hint, hidden, summary_line
+from ranklint.faces.run_summary import fix_hint, hidden, summary_line
 from ranklint.findings import Finding
 from ranklint.options import CONFIDENCE_LEVELS
 
@@ -506,7 +506,7 @@ def _fix_stdin(
     """``--fix`` on standard input: the fixed source to standard output, what remains
     to standard error; ``--diff``: the diff to standard output."""
     from ranklint.api import lint_source
-    from ranklint.faces.fixing import FixedSource, fix_text
+    from ranklint.fixing.apply import FixedSource, fix_text
     from ranklint.source import SourceError, decode_source
 
     try:

@@ -147,7 +147,11 @@ def test_early_exit_on_a_written_file_says_why_the_ranks_disagree() -> None:
 def _gathered(source: str) -> frozenset[str]:
     module = cst.parse_module(textwrap.dedent(source))
     table = NameTable()
-    table.bind_import_statement(cst.parse_statement("import torch.distributed as dist").body[0])
+    for statement in (
+        "import torch.distributed as dist",
+        "from torch.distributed import all_gather_object as gather_all",
+    ):
+        table.bind_import_statement(cst.parse_statement(statement).body[0])
     function = next(s for s in module.body if isinstance(s, cst.FunctionDef))
     return gathered_objects(function, table)
 
@@ -162,6 +166,10 @@ def _gathered(source: str) -> frozenset[str]:
         ("dist.all_gather_object(out, make())", set()),
         ("dist.broadcast_object_list(out, src=0)", set()),
         ("other.all_gather_object(out, metrics)", set()),
+        # Renamed by an import, or reached through the module that defines it.
+        ("gather_all(out, metrics)", {"metrics"}),
+        ("dist.distributed_c10d.all_gather_object(out, metrics)", {"metrics"}),
+        ("dist.all_gather_object.__wrapped__(out, metrics)", set()),
     ],
 )
 def test_gathered_objects_names_what_each_rank_contributes(call: str, expected: set[str]) -> None:

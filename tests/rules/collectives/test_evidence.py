@@ -748,7 +748,7 @@ def test_hidden_line_counts_the_findings_left_out_in_singular_or_plural(
     count: int, expected: str
 ) -> None:
     from ranklint.api import LintResult
-    from ranklint.faces.summary import hidden
+    from ranklint.faces.run_summary import hidden
 
     assert hidden(LintResult(findings=[], below_confidence=count)) == expected
 

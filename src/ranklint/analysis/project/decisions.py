@@ -1,6 +1,6 @@
 """Deciding branches: which arm a test takes given what is known at a call or a test.
 
-Used by :mod:`ranklint.analysis.project.collectives` when it flattens a function's
+Used by :mod:`ranklint.analysis.project.divergences` when it flattens a function's
 events: parameter values fixed by a call site (``bindings``) and the truth of
 canonical tests (``assume``: the operands a rank test implies where ranks can
 differ, and the uniform tests enclosing the code).

@@ -6,7 +6,7 @@ first use, so a run whose rules need none of them pays nothing for it:
 
 - ``index``: the call graph (:mod:`ranklint.analysis.project.callgraph`);
 - ``divergences``: collectives and group creations that only some ranks reach
-  (:mod:`ranklint.analysis.project.collectives`);
+  (:mod:`ranklint.analysis.project.divergences`);
 - ``hot_costs``: host costs that run every step
   (:mod:`ranklint.analysis.project.hot_regions`);
 - ``discarded_coroutines``: calls of project coroutine functions whose
@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ranklint.analysis.project.callgraph import ProjectIndex, call_events
-from ranklint.analysis.project.collectives import CollectiveAnalysis, Divergence
+from ranklint.analysis.project.divergences import CollectiveAnalysis, Divergence
 from ranklint.analysis.project.hot_regions import HotCost, HotRegions
 from ranklint.analysis.walk.settings import AnalysisSettings
 from ranklint.model.events import ModuleSummary, Site

@@ -1,7 +1,7 @@
 """The collectives a piece of code issues, as the project phase sequences them.
 
 A :class:`CollectiveLeaf` is one collective with the call chain that reaches
-it; sequences of leaves are what :mod:`ranklint.analysis.project.collectives`
+it; sequences of leaves are what :mod:`ranklint.analysis.project.divergences`
 compares between the ranks on either side of a rank-dependent test.
 """
 

@@ -60,12 +60,24 @@ _GATHERS: dict[str, tuple[int, str]] = {
 }
 
 
+# The last part of every qualified name in _GATHERS.
+_GATHER_NAMES = frozenset(name.rpartition(".")[2] for name in _GATHERS)
+
+
+def _may_name_a_gather(func: cst.BaseExpression) -> bool:
+    """Whether resolving ``func`` may give a gather: a name (an import may rename
+    it), or an attribute chain ending in the gather's own name."""
+    if isinstance(func, cst.Attribute):
+        return func.attr.value in _GATHER_NAMES
+    return isinstance(func, cst.Name)
+
+
 def gathered_objects(function: Function, names: NameTable) -> frozenset[str]:
     """Dotted names ``function`` contributes to an object gather (`all_gather_object(out, x)`)."""
     found: set[str] = set()
     # (`into_functions=None` would read as False: not mutated.)
     for node in iter_nodes(function.body, into_functions=False):  # pragma: no mutate
-        if not isinstance(node, cst.Call):
+        if not isinstance(node, cst.Call) or not _may_name_a_gather(node.func):
             continue
         qualified = names.resolve(node.func)
         # (Guards against None are not mutated: `.get(None)` and `dotted_name(None)`

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ranklint.analysis.project.collectives import Divergence, DivergenceKind
+from ranklint.analysis.project.divergences import Divergence, DivergenceKind
 from ranklint.analysis.project.facts import ProjectFacts
 from ranklint.analysis.project.sequences import CollectiveLeaf
 from ranklint.model.events import ExitKind

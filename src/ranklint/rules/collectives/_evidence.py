@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from ranklint.analysis.project.callgraph import Hop
-from ranklint.analysis.project.collectives import Divergence, DivergenceKind, RankCond
+from ranklint.analysis.project.divergences import Divergence, DivergenceKind, RankCond
 from ranklint.analysis.project.sequences import CollectiveLeaf
 from ranklint.findings import Confidence, Evidence, Link
 from ranklint.model.kinds import CallKind

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ranklint import Config, lint_source
-from ranklint.faces.fixing import fix_text
 from ranklint.findings import Finding
+from ranklint.fixing.apply import fix_text
 from ranklint.source import SourceError, decode_source, parse_source
 from tests.conftest import FIXTURES, FUZZ_TIMEOUT
 

@@ -2,7 +2,7 @@
 selected, changes the code the way its finding (and every finding about the same
 call) asked, keeps the rest of what a safe fix's file reports, and leaves no name
 unbound. On the fixtures, on the defects reported against earlier fixes, and on
-programs generated from a grammar of distributed idioms (ranklint.fix_audit)."""
+programs generated from a grammar of distributed idioms (ranklint.fixing.audit)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ranklint import Config, lint_source
-from ranklint.faces.fixing import fix_text
 from ranklint.findings import Applicability, Edit, Finding, Fix, Severity
-from ranklint.fix_audit import _audit_blind_spots, _audit_names, _audit_one, audit_fixes
+from ranklint.fixing.apply import fix_text
+from ranklint.fixing.audit import _audit_blind_spots, _audit_names, _audit_one, audit_fixes
 from ranklint.source import decode_source
 from tests.conftest import FIXTURES, FUZZ_TIMEOUT
 
@@ -391,7 +391,7 @@ def test_every_fix_on_a_generated_program_passes_the_audit(program: tuple[str, s
 
 def _linting(monkeypatch: pytest.MonkeyPatch, by_text: dict[str, list[Finding]]) -> None:
     """The audit lints each text to the findings given for it."""
-    import ranklint.fix_audit as fix_audit
+    import ranklint.fixing.audit as fix_audit
 
     class Result:
         def __init__(self, findings: list[Finding]) -> None:
@@ -463,7 +463,7 @@ def test_audit_of_a_safe_fix_names_it_and_counts_every_code_it_changed() -> None
 
 @pytest.mark.parametrize("length", [80, 81])
 def test_audit_describes_a_violation_with_a_short_message(length: int) -> None:
-    from ranklint.fix_audit import FixViolation
+    from ranklint.fixing.audit import FixViolation
 
     silenced = _finding("RNK102", 1, 1, 5, "q" * length, UNSAFE)
     fixed = _finding("RNK108", 1, 1, 5, "pass `group=pg`", None)
@@ -506,7 +506,7 @@ def test_audit_follows_a_span_pushed_down_by_the_lines_a_fix_adds() -> None:
 def test_audit_tells_findings_about_the_same_call_by_their_spans(
     other: tuple[int, int, int, int], same: bool
 ) -> None:
-    from ranklint.fix_audit import _same_call
+    from ranklint.fixing.audit import _same_call
 
     fixed = _finding("RNK103", 1, 1, 39, "m", None)
     line, col, end_line, end_col = other

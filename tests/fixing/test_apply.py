@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from ranklint.config import Config
-from ranklint.faces.fixing import FixedSource, FixReport, fix_text, plan_fixes, write_fixes
 from ranklint.findings import Applicability, Edit, Finding, Fix, Severity
+from ranklint.fixing.apply import FixedSource, FixReport, fix_text, plan_fixes, write_fixes
 from tests.conftest import write
 from tests.fix_cases import finding_with, safe_fix
 

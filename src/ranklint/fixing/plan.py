@@ -9,7 +9,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from ranklint.findings import Fix
-from ranklint.fixes import Lines, smallest_edit
+from ranklint.fixing.edits import Lines, smallest_edit
 from ranklint.positions import resolve_positions
 from ranklint.rules import PendingFinding, PendingFix
 

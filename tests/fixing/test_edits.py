@@ -1,4 +1,4 @@
-"""Fixes as text (ranklint.fixes), the codemods fixes are built from, and the
+"""Fixes as text (ranklint.fixing.edits), the codemods fixes are built from, and the
 engine's turning of node replacements into edits."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import sys
 import libcst as cst
 import pytest
 
-from ranklint.engine.fixing import _block_indent, _code, fixes_of
 from ranklint.findings import Edit, Fix
-from ranklint.fixes import Lines, apply_fixes, smallest_edit
+from ranklint.fixing.edits import Lines, apply_fixes, smallest_edit
+from ranklint.fixing.plan import _block_indent, _code, fixes_of
 from ranklint.rules import PendingFinding, rule_by_code
 from ranklint.rules.codemods import argument_holding, as_keyword, keyword_argument, with_argument
 from tests.fix_cases import first_call, pending_fix_at, safe_fix
@@ -507,11 +507,11 @@ def test_fixes_of_logs_a_failure_only_for_the_fix_that_failed(
         pending_fix_at(module, call, invalid),
         pending_fix_at(module, call, _with_k(call)),
     ]
-    caplog.set_level(logging.DEBUG, logger="ranklint.engine.fixing")
+    caplog.set_level(logging.DEBUG, logger="ranklint.fixing.plan")
 
     fixes = fixes_of(module, text, pending)
 
     assert fixes[:2] == [None, None]
     assert fixes[2] is not None
-    failures = [r.getMessage() for r in caplog.records if r.name == "ranklint.engine.fixing"]
+    failures = [r.getMessage() for r in caplog.records if r.name == "ranklint.fixing.plan"]
     assert failures == ["RNK103: fix failed"]

@@ -20,7 +20,7 @@ from pathlib import Path
 from ranklint.config import Config
 from ranklint.faces.files import replace_file
 from ranklint.findings import Finding
-from ranklint.fixes import apply_fixes
+from ranklint.fixing.edits import apply_fixes
 
 logger = logging.getLogger(__name__)
 

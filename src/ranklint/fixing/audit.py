@@ -37,7 +37,7 @@ from ranklint.analysis.walk.wildcards import wildcard_names
 from ranklint.api import lint_source
 from ranklint.config import Config
 from ranklint.findings import Applicability, Finding
-from ranklint.fixes import apply_fixes
+from ranklint.fixing.edits import apply_fixes
 from ranklint.syntax import iter_nodes
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from ranklint import Config, lint_source
 from ranklint.findings import Finding, Severity
-from ranklint.fixes import apply_fixes
-from ranklint.rules.framework.unused_suppression import UnusedSuppression, unused_suppressions
+from ranklint.fixing.edits import apply_fixes
+from ranklint.rules.meta.unused_suppression import UnusedSuppression, unused_suppressions
 from ranklint.suppressions import Suppressions
 from tests.conftest import write
 
