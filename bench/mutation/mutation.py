@@ -458,6 +458,10 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/engine/test_engine_paths.py",
             "tests/test_cache.py",
             "tests/analysis/project/test_project.py",
+            "tests/rules/test_rule_fixes.py",
+            "tests/rules/collectives/test_evidence.py",
+            "tests/rules/meta/test_unused_suppression.py",
+            "tests/test_one_file_runs.py",
         ),
     ),
 }

@@ -306,3 +306,34 @@ def test_nested_function_is_read_once() -> None:
 def test_group_local_root_keeps_every_node_kind_its_reading_needs() -> None:
 
     assert set(NODE_KINDS) <= set(GroupLocalRoot.handlers_on_visit)
+
+
+def test_functions_after_a_class_are_still_read() -> None:
+    body = (
+        "class Wrapper:\n"
+        "    def share(self, objs):\n"
+        "        return objs\n"
+        "\n"
+        "\n"
+        "def send(t, g):\n"
+        "    r = dist.get_rank(g)\n"
+        "    dist.broadcast(t, src=r, group=g)\n"
+    )
+
+    assert _lines(body) == [11]
+
+
+def test_comparison_in_a_nested_function_is_reported_once() -> None:
+    # The inner function is read with its outer one, and again alone.
+    body = (
+        "def outer(group):\n"
+        "    def backward(grad, src):\n"
+        "        rank = dist.get_rank(group=group)\n"
+        "        dist.reduce(grad, src, group=group)\n"
+        "        if src != rank:\n"
+        "            grad.zero_()\n"
+        "        return grad\n"
+        "    return backward\n"
+    )
+
+    assert _lines(body) == [8]

@@ -333,3 +333,17 @@ def test_reduction_semantics_reads_methods_but_not_functions_nested_in_functions
     )
 
     assert _lines(body) == [7]
+
+
+def test_finding_decided_after_the_walk_is_suppressed_by_a_noqa_on_its_statement() -> None:
+    body = (
+        "def end(outputs):\n"
+        "    acc = outputs.mean()\n"
+        "    handle = wrap(\n"
+        "        dist.all_reduce(acc),\n"
+        "        1,\n"
+        "    )  # noqa: RNK112\n"
+        "    return acc, handle\n"
+    )
+
+    assert _lines(body) == []

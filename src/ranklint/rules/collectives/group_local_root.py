@@ -236,7 +236,8 @@ with pytest.raises(RankFailure, match="Global rank 0 is not part of group"):
     def __init__(self, ctx: FileContext, sink: Callable[[PendingFinding], None]) -> None:
         super().__init__(ctx, sink)
         # A rooted collective on a group other than the default one was walked.
-        self._rooted = False
+        # (A gate that saves the reading: without one, it finds nothing; not mutated.)
+        self._rooted = False  # pragma: no mutate
         self._functions = FunctionNodes(ctx, nested=True)
         # Classes and functions, in the order the walk reached them.
         self._scopes: list[cst.ClassDef | cst.FunctionDef] = []
@@ -279,7 +280,9 @@ with pytest.raises(RankFailure, match="Global rank 0 is not part of group"):
         read: set[int] = set()
         reported: set[int] = set()
         for scope in self._scopes:
-            if id(scope) in read:
+            # (Saves reading a class's methods again alone: what that finds, the
+            # class's reading found and `reported` drops; not mutated.)
+            if id(scope) in read:  # pragma: no mutate
                 continue
             # By qualified name: the walk's classifier depends on where it was.
             found, functions = scan_scope(
@@ -288,7 +291,7 @@ with pytest.raises(RankFailure, match="Global rank 0 is not part of group"):
                 resolve,
                 lambda call: catalog.lookup(resolve(call.func)),
             )
-            read.update(id(function) for function in functions)
+            read.update(id(function) for function in functions)  # pragma: no mutate  (the same)
             # A nested function is read with its outer one, and again alone.
             for root in found.roots:
                 if id(root.value) not in reported:

@@ -177,7 +177,8 @@ that sizes a pool is recognised in the same file only (by the called name).
                 self._report(arg.value, f"`{keyword}={value}` in `init_process_group`")
             elif keyword in _TOPOLOGY_KEYWORDS and value >= 2:
                 where = (self.ctx.statement, self.ctx.top_statement)
-                callee = last_name(node.func) or ""
+                # (Any stand-in for a callee without a name names no wrapper; not mutated.)
+                callee = last_name(node.func) or ""  # pragma: no mutate
                 what = f"`{keyword}={value}`"
                 self._passed.append(_Passed(arg.value, what, callee, keyword, where))
         if name in MESH_INITIALIZERS and len(node.args) > 1:
@@ -192,16 +193,17 @@ that sizes a pool is recognised in the same file only (by the called name).
 
     def _sized_pool(self, pool: cst.Call) -> None:
         """Record the parameters of the functions around ``pool`` that size it."""
-        for frame in self.ctx.functions:
-            function = frame.node
-            if not isinstance(function, cst.FunctionDef):
-                continue
+        functions = [frame.node for frame in self.ctx.functions]
+        for function in (f for f in functions if isinstance(f, cst.FunctionDef)):
             params = {param.name.value for param in function.params.params}
             params |= {param.name.value for param in function.params.kwonly_params}
+            # (`or` would read the same: no other argument's `.value` is a parameter's
+            # name; not mutated.)
             sized = {
                 arg.value.value
                 for arg in pool.args
-                if isinstance(arg.value, cst.Name) and arg.value.value in params
+                if isinstance(arg.value, cst.Name)
+                and arg.value.value in params  # pragma: no mutate
             }
             if sized:
                 self._pool_sizers.setdefault(function.name.value, set()).update(sized)
