@@ -307,7 +307,6 @@ def test_count_passed_to_a_pool_wrapper_defined_below_the_call_is_not_reported()
     assert codes_by_line(source, "pkg/data.py", select=("RNK504",)) == []
 
 
-
 def test_count_decided_after_the_walk_is_suppressed_by_a_noqa_on_its_statement() -> None:
     source = (
         "def score(fn, items):\n"
@@ -328,6 +327,7 @@ def test_count_after_one_passed_to_a_pool_wrapper_is_still_reported() -> None:
     )
 
     assert [line for line, _ in codes_by_line(source, "pkg/data.py", select=("RNK504",))] == [16]
+
 
 # -- RNK505 debug-flag-left-on: anomaly mode without NaN checks ---------------------
 
