@@ -255,6 +255,27 @@ def conditions(events: Sequence[Event], *, every: bool = False) -> Iterator[Cond
             yield from conditions(event.body, every=every)
 
 
+def rank_break(events: Sequence[Event]) -> Cond | None:
+    """The condition of a ``break`` only some ranks take, in a loop's ``events``: a
+    rank-dependent branch that leaves the loop on one arm and not on the other
+    (nested branches included, nested loops not). The loop's trip count then
+    depends on the rank as much as that condition does."""
+    for event in events:
+        if not isinstance(event, Branch):
+            continue
+        cond = event.cond
+        leaves = [
+            any(isinstance(e, Exit) and e.kind is ExitKind.BREAK for e in arm) for arm in event.arms
+        ]
+        if cond is not None and cond.taint.possible and leaves[0] != leaves[1]:
+            return cond
+        for arm in event.arms:
+            found = rank_break(arm)
+            if found is not None:
+                return found
+    return None
+
+
 @dataclass(slots=True)
 class FunctionSummary:
     qualname: str  # Class.method, outer.inner, <module>

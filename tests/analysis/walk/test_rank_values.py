@@ -728,3 +728,155 @@ def test_flag_that_only_might_depend_on_the_rank_is_assumed_next_to_a_rank_test(
     )
 
     assert found == expected
+
+
+# -- dicts with constant keys (analysis/walk/containers.py) ---------------------------------
+
+_DICTS = """
+    import torch.distributed as dist
+
+
+    def literal(t):
+        who = dist.get_rank()
+        flags = {"main": who % 2, "steps": 3}
+        if flags["main"]:
+            dist.broadcast(t, src=0)  # expect: RNK102
+        if flags["steps"] > 1:
+            dist.all_reduce(t)
+
+
+    def stored_by_key(t, world_size):
+        flags = {}
+        flags["main"] = dist.get_rank() == 0
+        flags[0] = world_size > 1
+        if flags["main"]:
+            dist.barrier()  # expect: RNK102
+        if flags[0]:
+            dist.barrier()
+
+
+    def iterated(t):
+        info = {"rank": dist.get_rank(), "loss": 1.0}
+        for _ in info:
+            dist.all_reduce(t)
+        if len(info) > 1:
+            dist.all_reduce(t)
+
+
+    def keyed_by_rank(t):
+        counts = {dist.get_rank(): 1}
+        for _ in counts:
+            dist.all_reduce(t)  # expect: RNK102
+
+
+    def under_a_rank_test(t, world_size):
+        flags = {"go": world_size > 1}
+        if dist.get_rank() == 0:
+            flags["go"] = False
+        if flags["go"]:
+            dist.barrier()  # expect: RNK102
+"""
+
+
+def test_dict_value_read_by_its_constant_key_keeps_that_values_rank_dependence(
+    tmp_path: Path,
+) -> None:
+    found, expected = _check(tmp_path, {"m.py": _DICTS})
+
+    assert found == expected
+
+
+# -- tensors made of a rank value, until a collective makes them equal ----------------------
+
+_TENSOR_FLAGS = """
+    import torch
+    import torch.distributed as dist
+
+
+    def raw():
+        flag = torch.tensor(float(dist.get_rank() == 0))
+        if flag.item():
+            dist.barrier()  # expect: RNK102
+
+
+    def broadcast_first():
+        flag = torch.tensor(float(dist.get_rank() == 0))
+        dist.broadcast(flag, src=0)
+        if flag.item():
+            dist.barrier()
+
+
+    def copied_before_the_all_reduce():
+        flag = torch.as_tensor(dist.get_rank() == 0)
+        kept = flag.clone()
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+        if kept.cpu().item() > 0:
+            dist.barrier()  # expect: RNK102
+        if flag.item() > 0:
+            dist.barrier()
+
+
+    def loss_value(loss):
+        if loss.item() > 1.0:
+            dist.barrier()
+"""
+
+
+def test_tensor_made_of_a_rank_value_is_rank_dependent_until_shared(tmp_path: Path) -> None:
+    found, expected = _check(tmp_path, {"m.py": _TENSOR_FLAGS})
+
+    assert found == expected
+
+
+# -- a `break` only some ranks take -------------------------------------------------------
+
+_BREAKS = """
+    import torch.distributed as dist
+
+
+    def early_stop_on_one_rank(t, steps):
+        for _ in range(steps):
+            dist.all_reduce(t)  # expect: RNK102
+            if dist.get_rank() == 0:
+                break
+
+
+    def while_true(t):
+        i = 0
+        while True:
+            dist.all_reduce(t)  # expect: RNK102
+            i += 1
+            if dist.get_rank() == 0 or i >= 2:
+                break
+
+
+    def every_rank_breaks(t, steps):
+        for _ in range(steps):
+            dist.all_reduce(t)
+            if dist.get_rank() == 0:
+                t = t * 2
+                break
+            else:
+                break
+
+
+    def break_on_a_uniform_test(t, steps, world_size):
+        for i in range(steps):
+            dist.all_reduce(t)
+            if i >= world_size:
+                break
+
+
+    def inner_loop_only(t, steps, items):
+        for _ in range(steps):
+            dist.all_reduce(t)
+            for item in items:
+                if dist.get_rank() == 0:
+                    break
+"""
+
+
+def test_break_under_a_rank_test_makes_the_loop_trip_count_rank_dependent(tmp_path: Path) -> None:
+    found, expected = _check(tmp_path, {"m.py": _BREAKS})
+
+    assert found == expected

@@ -584,6 +584,38 @@ RANK_ENVIRONMENT: frozenset[str] = frozenset(
     }
 )
 
+# torch calls that map a rank given as an argument (not the caller's).
+ARGUMENT_RANK_FUNCTIONS = frozenset(
+    {
+        "torch.distributed.get_global_rank",
+        "torch.distributed.distributed_c10d.get_global_rank",
+        "torch.distributed.get_group_rank",
+        "torch.distributed.distributed_c10d.get_group_rank",
+    }
+)
+
+# torch calls that make a tensor of the value they are given (`torch.tensor(float(go))`):
+# the tensor is as rank-dependent as the value, until a collective makes it equal.
+TENSOR_OF_VALUE = frozenset({"torch.tensor", "torch.as_tensor", "torch.scalar_tensor"})
+# Tensor methods that give the same value in another form (`flag.item()`, `flag.clone()`).
+SAME_VALUE_METHODS = frozenset(
+    {
+        "item",
+        "tolist",
+        "clone",
+        "detach",
+        "cpu",
+        "cuda",
+        "to",
+        "float",
+        "double",
+        "half",
+        "int",
+        "long",
+        "bool",
+    }
+)
+
 # Library functions that return a tuple holding the caller's rank, by the
 # position of the rank in it: ``rank, world_size = get_dist_info()``.
 RANK_TUPLE_FUNCTIONS: dict[str, int] = {

@@ -30,12 +30,22 @@ from ranklint.analysis.walk.axes import (
 )
 from ranklint.analysis.walk.bodies import FunctionScan
 from ranklint.analysis.walk.catalog import (
+    ARGUMENT_RANK_FUNCTIONS,
     FILE_SYSTEM_QUERIES,
     PASS_THROUGH,
     RANK_ENVIRONMENT,
     RANK_FUNCTIONS,
     RANK_TUPLE_FUNCTIONS,
+    SAME_VALUE_METHODS,
+    TENSOR_OF_VALUE,
     UNSEEDED_RANDOM,
+)
+from ranklint.analysis.walk.containers import (
+    MUTATORS,
+    SCHEMA_METHODS,
+    literal_items,
+    subscript_slot,
+    target_taints,
 )
 from ranklint.analysis.walk.flags import ComplementaryAssignments, RestatedFlags
 from ranklint.analysis.walk.guards import first_and_last_stage, same_on_every_rank
@@ -58,17 +68,6 @@ from ranklint.model.taint import (
 )
 from ranklint.syntax import awaited, boolean_operands, source_text, target_name
 
-# torch calls that map a rank given as an argument (not the caller's).
-_ARGUMENT_RANK_FUNCTIONS = frozenset(
-    {
-        "torch.distributed.get_global_rank",
-        "torch.distributed.distributed_c10d.get_global_rank",
-        "torch.distributed.get_group_rank",
-        "torch.distributed.distributed_c10d.get_group_rank",
-    }
-)
-
-
 _EVERY_AXIS = frozenset({GLOBAL_AXIS})
 _STRONG = Taint(rank=True, axes=_EVERY_AXIS, strong=True)
 # A draw from a process-global random state: may differ between ranks.
@@ -78,14 +77,6 @@ _FILE_SYSTEM = Taint(rank=True, axes=_EVERY_AXIS)
 BATCH_DATA = with_source(_RANDOM, PER_RANK_DATA, "the batch a step method is given")
 # What this rank contributes to an object gather: its own data.
 _GATHERED = with_source(_RANDOM, PER_RANK_DATA, "what this rank contributes to an object gather")
-
-
-# A dict batch's keys are its schema, the same on every rank (`batch.items()`).
-_SCHEMA = frozenset({"keys", "items", "values"})
-# Methods that add to or remove from a list, dict or set in place.
-_MUTATORS = frozenset(
-    {"append", "extend", "insert", "update", "add", "setdefault", "pop", "remove", "discard"}
-)
 
 
 @dataclass(slots=True)
@@ -264,7 +255,7 @@ class RankTaint:
     def mutated_by(self, call: cst.Call) -> None:
         """``metrics.update(...)``, ``losses.append(...)``: see :meth:`changed`."""
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _MUTATORS:
+        if isinstance(func, cst.Attribute) and func.attr.value in MUTATORS:
             self.changed(func.value)
 
     def bind(self, target: cst.BaseExpression, value: Taint) -> None:
@@ -278,6 +269,9 @@ class RankTaint:
             self._record(self._env_for(target.value), target.value, value)
         elif isinstance(target, cst.Subscript):
             self.changed(target.value)
+            slot = subscript_slot(target)
+            if slot is not None:
+                self._record(self._env_for(slot), slot, value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 # Unpacking a value gives each name an unknown part of it.
@@ -323,6 +317,9 @@ class RankTaint:
             for target, element in zip(targets[0].elements, value.elements, strict=True):
                 self.bind(target.value, self.taint(element.value))
             return
+        if len(targets) == 1 and isinstance(targets[0], cst.Name) and isinstance(value, cst.Dict):
+            for slot, item in literal_items(targets[0], value):
+                self._record(self._env_for(slot), slot, self.taint(item))
         taint = self.taint(value)
         for target in targets:
             if isinstance(target, (cst.Tuple, cst.List)) and isinstance(
@@ -445,6 +442,13 @@ class RankTaint:
             for element in node.elements:
                 out = out | self.taint(element.value, depth + 1)
             return out
+        if isinstance(node, cst.Dict):
+            # Its keys: a value is read through its key (see analysis.walk.containers).
+            out = CLEAN
+            for item in node.elements:
+                key = item.key if isinstance(item, cst.DictElement) else item.value
+                out = out | self.taint(key, depth + 1)
+            return out
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             return self._comprehension(node, depth)
         if isinstance(node, cst.NamedExpr):
@@ -469,7 +473,7 @@ class RankTaint:
             while clause is not None:
                 iterable = self.taint(clause.iter, depth + 1)
                 size = size | iterable
-                targets.update(_target_taints(clause.target, iterable))
+                targets.update(target_taints(clause.target, iterable))
                 for condition in clause.ifs:
                     size = size | self.taint(condition.test, depth + 1)
                 clause = clause.inner_for_in
@@ -514,7 +518,7 @@ class RankTaint:
                 return with_source(strong, RANK_QUERY, source_excerpt(node))
             if qualified in ("os.getenv", "os.environ.get"):
                 return self._environment(node.args[0].value if node.args else None, node)
-            if qualified in _ARGUMENT_RANK_FUNCTIONS:
+            if qualified in ARGUMENT_RANK_FUNCTIONS or qualified in TENSOR_OF_VALUE:
                 return self._arguments(node, depth)
             if qualified in FILE_SYSTEM_QUERIES and node.args and self._written(node.args[0].value):
                 return with_source(_FILE_SYSTEM, FILE_SYSTEM, source_excerpt(node))
@@ -546,10 +550,15 @@ class RankTaint:
             called = Taint(via=frozenset({target}))
             passed = self._arguments(node, depth)
             return called | replace(passed, membership=False) if passed.share else called
-        if isinstance(func, cst.Attribute) and qualified is None and func.attr.value not in _SCHEMA:
+        if (
+            isinstance(func, cst.Attribute)
+            and qualified is None
+            and func.attr.value not in SCHEMA_METHODS
+        ):
             receiver = self.taint(func.value, depth + 1)
-            if receiver.data:
-                return receiver  # `y.unique()` of per-rank data (a batch) is per-rank data
+            # `y.unique()` of per-rank data (a batch) is per-rank data; `flag.item()` is the flag.
+            if receiver.data or func.attr.value in SAME_VALUE_METHODS:
+                return receiver
         return CLEAN
 
     def _arguments(self, node: cst.Call, depth: int) -> Taint:
@@ -566,6 +575,10 @@ class RankTaint:
         element_of_call = self._element_of_call(node, depth)
         if element_of_call is not None:
             return element_of_call
+        slot = subscript_slot(node)
+        kept = self._lookup(slot) if slot is not None else None
+        if kept is not None:
+            return kept
         out = self.taint(node.value, depth + 1)
         for element in node.slice:
             part = element.slice
@@ -605,14 +618,3 @@ class RankTaint:
         if key is not None and string_value(key) in RANK_ENVIRONMENT:
             return with_source(_STRONG, LAUNCHER_VARIABLE, source_excerpt(read))
         return CLEAN
-
-
-def _target_taints(target: cst.BaseExpression, value: Taint) -> dict[str, Taint]:
-    """Names a comprehension target binds, each to ``value`` (what the comprehension
-    builds is joined with its iterables anyway, so unpacking needs no finer part)."""
-    if isinstance(target, cst.Name):
-        return {target.value: value}
-    out: dict[str, Taint] = {}
-    for element in target.elements if isinstance(target, (cst.Tuple, cst.List)) else ():
-        out.update(_target_taints(element.value, value))
-    return out

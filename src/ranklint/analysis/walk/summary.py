@@ -51,6 +51,7 @@ from ranklint.model.events import (
     ModuleSummary,
     Opaque,
     Site,
+    rank_break,
 )
 from ranklint.model.kinds import CallKind
 from ranklint.model.taint import CLEAN, Taint
@@ -415,6 +416,7 @@ class FactsBuilder:
             if rank_expression is not None:
                 cond = self._cond(rank_expression)
                 loop.cond = cond if cond is not None and cond.taint.possible else None
+            loop.cond = loop.cond or rank_break(loop.body)  # `if rank == 0: break`
             frame.blocks[-1].append(loop)
 
     def begin_opaque(self) -> Opaque:

@@ -35,7 +35,8 @@ the rank is a loop with a rank-dependent trip count), reading
 - a rank-dependent `while` condition, or a loop whose trip count depends on
   the rank (`for _ in range(rank)`);
 - a rank-dependent early `return`, `sys.exit()`, `continue` or `break`
-  before it;
+  before it, or a `break` only some ranks take in the loop around it (`if
+  rank == 0: break`: the other ranks go round again);
 - a decorator that runs the function on one rank only (`@rank_zero_only`);
 - a call, under such a condition, to a project function that issues a
   collective directly or through its callees, in this file or another file
@@ -49,9 +50,12 @@ A value depends on the rank when it comes from `get_rank()`,
 (`def is_main(): return dist.get_rank() == 0`), and through every binding
 form: tuple unpacking of a helper's result, element by element (`r, w =
 setup()`), `self.` attributes read in other methods, `global`/`nonlocal`,
-walrus. A value assigned under a rank-dependent test (`if rank == 0: stop
-= check()`), or computed in a loop over a rank's share (`files[rank::world]`,
-`range(rank, n, world)`), depends on the rank too, until a broadcast or
+walrus, a dict's constant keys (`flags = {"main": rank == 0}`, then `if
+flags["main"]:`), and a tensor made of such a value (`flag =
+torch.tensor(float(rank == 0))`, then `flag.item()`). A value assigned
+under a rank-dependent test (`if rank == 0: stop = check()`), or computed
+in a loop over a rank's share (`files[rank::world]`, `range(rank, n,
+world)`), depends on the rank too, until a broadcast or
 all_reduce gives it the same value everywhere. So does a draw from a
 process-global random state (`random.random()`, `torch.rand()` without a
 `generator=`), which differs between ranks unless every rank is seeded alike.
