@@ -85,6 +85,9 @@ def test_ecosystem_apis_are_cataloged(qualified: str) -> None:
         ("barrier", "strategy", "Strategy.barrier"),
         ("save_checkpoint", "trainer", "Trainer.save_checkpoint"),
         ("all_gather", "self", "LightningModule.all_gather"),
+        ("barrier", "fabric", "Fabric.barrier"),
+        ("save", "self.fabric", "Fabric.save"),
+        ("all_reduce", "fabric", "Fabric.all_reduce"),
     ],
 )
 def test_distinctive_methods_are_recognised_on_plausible_receivers(
@@ -100,6 +103,8 @@ def test_generic_method_names_need_a_telling_receiver() -> None:
     assert lookup_method("gather", "df") is None
     assert lookup_method("barrier", "threading") is None
     assert lookup_method("reduce", "np_add") is None
+    assert lookup_method("save", "model") is None
+    assert lookup_method("load", "torch") is None
 
 
 def test_point_to_point_operations_are_not_synchronising() -> None:

@@ -513,3 +513,36 @@ def test_rnk102_on_a_project_method_named_like_a_framework_method_is_silent() ->
                 dist.barrier()
     """
     assert codes_by_line(source, select=SELECT) == []
+
+
+# -- DeepSpeed's GatheredParameters: a collective under ZeRO stage 3 only ------------------
+
+_GATHERED = """
+import deepspeed
+import torch.distributed as dist
+
+CONFIG
+
+
+def save(model):
+    if dist.get_rank() == 0:
+        with deepspeed.zero.GatheredParameters(list(model.parameters())):
+            return model.state_dict()
+"""
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ('ds_config = {"zero_optimization": {"stage": 3}}', [(9, "RNK102")]),
+        ("zero_stage = 3", [(9, "RNK102")]),
+        ('ds_config = {"zero_optimization": {"stage": 2}}', []),
+        ("", []),
+    ],
+)
+def test_gathered_parameters_on_one_rank_is_reported_where_the_file_configures_zero3(
+    config: str, expected: list[tuple[int, str]]
+) -> None:
+    source = _GATHERED.replace("CONFIG", config or "pass")
+
+    assert codes_by_line(source, select=SELECT) == expected

@@ -9,6 +9,7 @@ APIs are new rows, not new code.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -88,6 +89,22 @@ ZERO3_CONFIG = r"""["']stage["']\s*:\s*3\b|zero_stage["']?\s*[:=]\s*3\b|zero\.In
 # configures it, FSDP where the file sets up accelerate's FSDP plugin.
 ACCELERATE_PREPARED = "accelerate.PreparedModel"
 ACCELERATE_FSDP_CONFIG = r"FullyShardedDataParallelPlugin\(|fsdp_plugin\s*="
+# Framework calls that communicate only under a sharding backend (DeepSpeed,
+# FSDP): accelerate's `save_state` and the Hugging Face Trainer's `save_model`.
+BACKEND_OPS = frozenset({"save_state", "save_model"})
+# A file that configures, or tests for, such a backend: there, those calls
+# communicate in a configuration the file itself sets up.
+SHARDING_BACKEND_SHOWN = (
+    r"deepspeed_plugin|DeepSpeedPlugin|DistributedType\.(DEEPSPEED|FSDP)|fsdp_plugin"
+    r"|FullyShardedDataParallelPlugin|is_deepspeed_zero3_enabled|\b(deepspeed|fsdp)\s*="
+)
+
+
+def shows_backend(source: str) -> bool:
+    """Whether a file configures, or tests for, a sharding backend."""
+    return re.search(SHARDING_BACKEND_SHOWN, source) is not None
+
+
 # What `fully_shard(model)` turns a module into (FSDP2, in place).
 FSDP_MODULE = "torch.distributed.fsdp.FSDPModule"
 FULLY_SHARD = frozenset(
@@ -232,6 +249,29 @@ _DTENSOR: tuple[CallSpec, ...] = (
         methods=("redistribute",),
         implicit_group=True,
     ),
+    # Both distribute the module's parameters from rank 0 (`src_data_rank=0` by
+    # default): measured on 2 threaded ranks (tests/analysis/walk/
+    # test_catalog_confirmed.py), distribute_module broadcasts each parameter
+    # and parallelize_module scatters (Colwise/Rowwise) or broadcasts them.
+    CallSpec(
+        "torch.distributed.tensor.distribute_module",
+        CallKind.COLLECTIVE,
+        (
+            "torch.distributed.tensor.distribute_module",
+            "torch.distributed.tensor._api.distribute_module",
+            "torch.distributed._tensor.distribute_module",
+        ),
+        implicit_group=True,
+    ),
+    CallSpec(
+        "torch.distributed.tensor.parallel.parallelize_module",
+        CallKind.COLLECTIVE,
+        (
+            "torch.distributed.tensor.parallel.parallelize_module",
+            "torch.distributed.tensor.parallel.api.parallelize_module",
+        ),
+        implicit_group=True,
+    ),
 )
 
 _GROUP_CREATION: tuple[CallSpec, ...] = (
@@ -273,7 +313,7 @@ _GROUP_CREATION: tuple[CallSpec, ...] = (
     ),
 )
 
-_STATE_DICT_FUNCTIONS = (
+STATE_DICT_FUNCTIONS = (
     "get_model_state_dict",
     "get_optimizer_state_dict",
     "get_state_dict",
@@ -284,7 +324,7 @@ _STATE_DICT_FUNCTIONS = (
 # The getters read the module's state: on a module not sharded yet there is
 # nothing to gather (measured on gloo: rank 0 alone takes the full state dict
 # of a plain module and the ranks meet at the next barrier).
-_STATE_DICT_GETTERS = frozenset(_STATE_DICT_FUNCTIONS[:3])
+_STATE_DICT_GETTERS = frozenset(STATE_DICT_FUNCTIONS[:3])
 
 _CHECKPOINTING: tuple[CallSpec, ...] = (
     *(
@@ -303,11 +343,18 @@ _CHECKPOINTING: tuple[CallSpec, ...] = (
             (f"{_DCP}.state_dict.{name}",),
             sharded_only=name in _STATE_DICT_GETTERS,
         )
-        for name in _STATE_DICT_FUNCTIONS
+        for name in STATE_DICT_FUNCTIONS
     ),
     *(
         CallSpec(f"FullyShardedDataParallel.{name}", CallKind.COLLECTIVE, _names(_FSDP1, name))
-        for name in ("full_optim_state_dict", "optim_state_dict", "scatter_full_optim_state_dict")
+        for name in (
+            "full_optim_state_dict",
+            "optim_state_dict",
+            "scatter_full_optim_state_dict",
+            # Measured on 2 threaded ranks: the same broadcasts, all_reduce and
+            # all-gathers as optim_state_dict (test_catalog_confirmed_fsdp.py).
+            "sharded_optim_state_dict",
+        )
     ),
     # Local unless the optimizer state-dict config says `rank0_only=True`
     # (then rank 0's state is broadcast), which is looked for in the calling
@@ -323,7 +370,10 @@ _CHECKPOINTING: tuple[CallSpec, ...] = (
     # Calls of a model that FSDP wraps (`model = FSDP(m)`, `fully_shard(m)`):
     # its forward all-gathers the parameters, `generate` runs the forwards of
     # the wrapped modules, and FSDP1's state_dict() gathers the full state by
-    # default. Only for models tracked by name (see names.instance_of).
+    # default, and its load_state_dict() all-gathers to write the full
+    # parameters (measured on 2 threaded ranks: test_catalog_confirmed_fsdp.py);
+    # FSDP2's unshard() all-gathers too. Only for models tracked by name (see
+    # names.instance_of).
     *(
         CallSpec(f"FullyShardedDataParallel.{short}", CallKind.COLLECTIVE, _names(_FSDP1, method))
         for method, short in (
@@ -331,6 +381,7 @@ _CHECKPOINTING: tuple[CallSpec, ...] = (
             ("forward", "forward"),
             ("generate", "generate"),
             ("state_dict", "state_dict"),
+            ("load_state_dict", "load_state_dict"),
         )
     ),
     *(
@@ -339,6 +390,7 @@ _CHECKPOINTING: tuple[CallSpec, ...] = (
             ("__call__", "forward"),
             ("forward", "forward"),
             ("generate", "generate"),
+            ("unshard", "unshard"),
         )
     ),
     # The forward of a ZeRO-3 engine all-gathers each layer's parameters over
@@ -353,6 +405,22 @@ _CHECKPOINTING: tuple[CallSpec, ...] = (
             requires_file=True,
         )
         for method in ("__call__", "forward")
+    ),
+    # Entering `deepspeed.zero.GatheredParameters(params)` all-gathers ZeRO-3
+    # partitioned parameters, and leaving it with `modifier_rank` broadcasts them
+    # (deepspeed/runtime/zero/partition_parameters.py at 38327e0, lines 2242-2257);
+    # on parameters ZeRO-3 does not partition it does nothing: only where the
+    # file configures stage 3.
+    CallSpec(
+        "deepspeed.zero.GatheredParameters",
+        CallKind.COLLECTIVE,
+        (
+            "deepspeed.zero.GatheredParameters",
+            "deepspeed.runtime.zero.GatheredParameters",
+            "deepspeed.runtime.zero.partition_parameters.GatheredParameters",
+        ),
+        requires=ZERO3_CONFIG,
+        requires_file=True,
     ),
     # DDP's forward broadcasts the module's buffers from rank 0 first
     # (`broadcast_buffers=True`, the default; measured on gloo: a rank-0-only
@@ -433,6 +501,13 @@ _WRAPPERS: tuple[CallSpec, ...] = (
         receivers=("trainer", "engine", "deepspeed"),
     ),
     CallSpec("Strategy.barrier", CallKind.BARRIER, methods=("barrier",), receivers=("strategy",)),
+    # Lightning Fabric: its collectives, and `save`/`load`, which end in
+    # `self.barrier()` (lightning/fabric/fabric.py at 7f0c343, lines 867 and 915).
+    CallSpec("Fabric.barrier", CallKind.BARRIER, methods=("barrier",), receivers=("fabric",)),
+    *(
+        CallSpec(f"Fabric.{name}", CallKind.COLLECTIVE, methods=(name,), receivers=("fabric",))
+        for name in ("broadcast", "all_gather", "all_reduce", "save", "load")
+    ),
     # Hugging Face Trainer: with DeepSpeed or FSDP, saving gathers the shards
     # (transformers#10596); it is meant to be called on every process.
     CallSpec(
