@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from ranklint import Config, lint_source
+from ranklint import Config, lint_paths, lint_source
 from ranklint.cache import CACHE_DIR_ENV
 from ranklint.faces.cli import main as cli_main
 from ranklint.findings import Finding
+from ranklint.testing import expected_findings
 
 # Hypothesis profiles: "ci" (default, a few hundred examples per property) and
 # "long" (10,000+, on demand): `pytest tests/test_fuzz.py --hypothesis-profile long`.
@@ -78,6 +79,25 @@ def codes_by_line(
     result = lint_source(textwrap.dedent(source).lstrip("\n"), path, config)
     assert result.errors == []
     return [(f.line, f.code) for f in result.findings if only is None or f.code in only]
+
+
+def marked_project(
+    root: Path, files: dict[str, str], codes: tuple[str, ...]
+) -> tuple[list[tuple[str, int, str]], list[tuple[str, int, str]]]:
+    """Write the project ``files`` (name -> dedented text) under ``root`` and lint
+    it with ``codes`` at every confidence: (found, expected) as sorted (file,
+    line, code), where expected comes from the files' ``# expect:`` markers."""
+    expected: list[tuple[str, int, str]] = []
+    for name, text in files.items():
+        source = textwrap.dedent(text).lstrip()
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+        expected += [(name, line, code) for line, code in expected_findings(source)]
+    result = lint_paths([root], Config(select=codes, root=root, confidence="low"), jobs=1)
+    assert result.errors == []
+    found = [(Path(f.path).relative_to(root).as_posix(), f.line, f.code) for f in result.findings]
+    return sorted(found), sorted(expected)
 
 
 @dataclass

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ranklint.model.kinds import CallKind
 from ranklint.model.taint import CLEAN, Taint
@@ -129,6 +129,12 @@ class Collective:
     # The global ranks of the group where its creation lists them (see
     # analysis.walk.membership); None otherwise.
     members: frozenset[int] | None = None
+    # A reduction's op as a `ReduceOp` member name (`SUM` where the call leaves
+    # it out); None where it is not a reduction or the op is not written out.
+    reduce_op: str | None = None
+    # A call that communicates only under a sharding backend, in a file that
+    # configures or tests for one (see catalog.SHARDING_BACKEND_SHOWN).
+    backend_shown: bool = False
 
 
 @dataclass(slots=True)
@@ -146,6 +152,10 @@ class CallEvent:
     # Made under a lazy-initialisation test (`if not _groups:`): the groups
     # it creates are created once, by whichever call comes first on each rank.
     lazy: bool = False
+    # Arguments whose value may depend on the rank: (position, keyword, source
+    # text, taint). A callee that branches on such a parameter (`if go:
+    # dist.barrier()`) runs its collectives on some ranks only.
+    rank_args: tuple[tuple[int | None, str | None, str, Taint], ...] = ()
 
 
 @dataclass(slots=True)
@@ -276,6 +286,28 @@ def rank_break(events: Sequence[Event]) -> Cond | None:
     return None
 
 
+# A rank-dependent `raise` is not treated as an exit: the rank fails with an
+# error and the launcher tears the job down, there is no silent hang.
+FUNCTION_EXITS = frozenset({ExitKind.RETURN, ExitKind.EXIT})
+
+
+def exit_kind(events: Sequence[Event]) -> ExitKind | None:
+    """The kind of an exit anywhere in ``events`` (not inside nested loops for continue/break)."""
+    for event in events:
+        if isinstance(event, Exit) and event.kind is not ExitKind.RAISE:
+            return event.kind
+        if isinstance(event, Branch):
+            for arm in event.arms:
+                kind = exit_kind(arm)
+                if kind is not None:
+                    return kind
+        elif isinstance(event, Loop):
+            kind = exit_kind(event.body)
+            if kind in FUNCTION_EXITS:
+                return kind
+    return None
+
+
 @dataclass(slots=True)
 class FunctionSummary:
     qualname: str  # Class.method, outer.inner, <module>
@@ -326,3 +358,18 @@ class ModuleSummary:
     deferred_creations: tuple[tuple[Site, str], ...] = ()
     # The file is a test (`test-patterns`): its step loops make nothing hot.
     is_test: bool = False
+
+
+def context_partner(module: ModuleSummary, function: FunctionSummary) -> FunctionSummary:
+    """``__enter__`` and ``__exit__`` of one class as one sequence: waiting on
+    entry on some ranks and on exit on the others is one barrier on every rank."""
+    if function.class_name is None or function.name not in ("__enter__", "__exit__"):
+        return function
+    enter = module.functions.get(f"{function.class_name}.__enter__")
+    leave = module.functions.get(f"{function.class_name}.__exit__")
+    if enter is None or leave is None:
+        return function
+    entered = list(enter.events)
+    if entered and isinstance(entered[-1], Exit):
+        entered.pop()  # `return self`: the `with` body, then `__exit__`, follow
+    return replace(function, events=[*entered, *leave.events])

@@ -1339,8 +1339,19 @@ def test_calls_resolve_across_files_classes_reexports_and_relative_imports(
             {
                 "m.py": _DIST + ("def f(rank, dt):\n    if rank == 0:\n        dt.full_tensor()\n"),
             },
+            [("RNK102", "m.py", 6, _one_side("`full_tensor`", "rank == 0"), [])],
+            id="full-tensor-one-rank",
+        ),
+        pytest.param(
+            {
+                "m.py": _DIST
+                + (
+                    "def f(rank, dt):\n    if rank != 0:\n        dt.full_tensor()\n"
+                    "    if rank > 0:\n        dt.redistribute(placements)\n"
+                ),
+            },
             [],
-            id="full-tensor",
+            id="full-tensor-many-ranks",
         ),
         pytest.param(
             {

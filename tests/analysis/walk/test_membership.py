@@ -7,7 +7,14 @@ import textwrap
 import libcst as cst
 import pytest
 
-from ranklint.analysis.walk.membership import GroupTable, created_groups, rank_test, splits
+from ranklint.analysis.walk.membership import (
+    GroupTable,
+    created_groups,
+    names_the_rank,
+    rank_test,
+    splits,
+    written_ranks,
+)
 from ranklint.analysis.walk.names import NameTable
 from tests.conftest import codes_by_line
 
@@ -180,3 +187,59 @@ def test_rnk102_on_a_local_name_that_shadows_a_module_group_does_not_judge_it() 
 def test_rnk102_on_a_group_of_unknown_members_does_not_judge_it() -> None:
     source = _source("dist.get_rank() == 2", local="g = dist.new_group(ranks)")
     assert codes_by_line(source, select=SELECT) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[0, 1]", frozenset({0, 1})),
+        ("(2, 3)", frozenset({2, 3})),
+        ("range(4)", frozenset({0, 1, 2, 3})),
+        ("list(range(2, 4))", frozenset({2, 3})),
+        ("list(range(0, 8, 4))", frozenset({0, 4})),
+        ("range(0, 8, 0)", None),
+        ("range(n)", None),
+        ("range(3, 1)", None),
+        ("range(10**9)", None),
+        ("range(1 << 20)", None),
+        ("list(ranks)", None),
+        ("[rank, 1]", None),
+        ("[]", None),
+    ],
+)
+def test_written_ranks_reads_literal_lists_and_ranges_of_literal_bounds(
+    text: str, expected: frozenset[int] | None
+) -> None:
+    assert written_ranks(cst.parse_expression(text)) == expected
+
+
+def test_rnk102_on_a_group_of_a_literal_range_reports_tests_that_split_its_members() -> None:
+    source = _source("dist.get_rank() == 2", local="g = dist.new_group(list(range(2, 4)))")
+
+    assert codes_by_line(source, select=SELECT) == [(8, "RNK102")]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("dist.get_rank()", True),
+        ('int(os.environ["RANK"])', True),
+        ('os.environ["RANK"]', True),
+        ("rank", True),
+        ("self.global_rank", True),
+        ("trainer.global_rank", True),
+        ("x", False),
+        ("me", False),
+        ("is_main", False),
+        ("self.flag", False),
+    ],
+)
+def test_names_the_rank_reads_the_rank_itself_not_a_value_derived_from_it(
+    text: str, expected: bool
+) -> None:
+    assert names_the_rank(cst.parse_expression(text)) is expected
+
+
+def test_rank_test_of_a_flag_derived_from_the_rank_is_none() -> None:
+    assert rank_test(cst.parse_expression("x == 1"), lambda node: True) is None
+    assert rank_test(cst.parse_expression("1 == x"), lambda node: True) is None

@@ -8,14 +8,11 @@ collective.
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from ranklint import Config, lint_paths
-from ranklint.testing import expected_findings
-from tests.conftest import codes_by_line
+from tests.conftest import codes_by_line, marked_project
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -24,17 +21,7 @@ _CODES = ("RNK102", "RNK104", "RNK105")
 
 def _check(root: Path, files: dict[str, str]) -> tuple[list[tuple[str, int, str]], ...]:
     """(found, expected) findings of the project ``files``."""
-    expected: list[tuple[str, int, str]] = []
-    for name, text in files.items():
-        source = textwrap.dedent(text).lstrip()
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(source, encoding="utf-8")
-        expected += [(name, line, code) for line, code in expected_findings(source)]
-    result = lint_paths([root], Config(select=_CODES, root=root, confidence="low"), jobs=1)
-    assert result.errors == []
-    found = [(Path(f.path).relative_to(root).as_posix(), f.line, f.code) for f in result.findings]
-    return sorted(found), sorted(expected)
+    return marked_project(root, files, _CODES)
 
 
 _UTILS = """

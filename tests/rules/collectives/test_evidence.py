@@ -903,6 +903,51 @@ def test_backend_link_names_the_call_and_the_backends() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "shown",
+    [
+        "use_deepspeed = accelerator.state.deepspeed_plugin is not None",
+        "plugin = FullyShardedDataParallelPlugin()",
+        "zero3 = accelerator.distributed_type == DistributedType.DEEPSPEED",
+        "args = TrainingArguments(out, deepspeed='ds.json')",
+        "args = TrainingArguments(out, fsdp='full_shard')",
+    ],
+)
+def test_backend_call_in_a_file_that_shows_a_sharding_backend_is_high(shown: str) -> None:
+    finding = _one(
+        f"def finish(accelerator, trainer, out):\n    {shown}\n"
+        "    if accelerator.is_main_process:\n        trainer.save_model(out)\n"
+    )
+
+    assert finding.evidence is not None
+    assert finding.evidence.reach == Link(
+        "framework-backend",
+        "`trainer.save_model()` communicates under DeepSpeed or FSDP, which this file "
+        "configures or tests for",
+        HIGH,
+    )
+    assert finding.confidence is HIGH
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        "accelerator.distributed_type == DistributedType.DEEPSPEED",
+        "args.deepspeed",
+        "is_fsdp_enabled",
+    ],
+)
+def test_backend_call_on_every_rank_where_its_backend_is_on_is_not_reported(other: str) -> None:
+    source = (
+        "def finish(accelerator, args, is_fsdp_enabled, out):\n"
+        "    plugin = accelerator.state.deepspeed_plugin\n"
+        f"    if {other} or accelerator.is_main_process:\n"
+        "        accelerator.save_state(out)\n"
+    )
+
+    assert findings_of(source, select=("RNK102",)) == []
+
+
 # -- RNK105's ranks argument -----------------------------------------------------
 
 
@@ -1007,3 +1052,38 @@ def finish(model, state, flag, extra):
     )
 
     assert _links(finding)["reach"] == (kind, confidence)
+
+
+# -- a framework's group reached by one global rank alone -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "guard",
+    ["if dist.get_rank() == 0:", "if dist.get_rank() != 2:\n        return\n    if True:"],
+)
+def test_framework_group_reached_by_one_global_rank_alone_is_high(guard: str) -> None:
+    finding = _one(
+        f"import torch.distributed as dist\n\n\ndef f(dt):\n    {guard}\n        dt.full_tensor()\n"
+    )
+
+    assert _links(finding)["group"] == ("framework-group", HIGH)
+    assert finding.evidence is not None
+    assert "global rank" in finding.evidence.group.detail
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        "if dist.get_rank() != 0:",
+        "if dist.get_rank() > 0:",
+        "if dist.get_rank() in ranks:",
+        "if dist.get_rank() == 0:\n        return\n    if True:",
+    ],
+)
+def test_framework_group_reached_by_several_ranks_is_not_reported(guard: str) -> None:
+    source = (
+        "import torch.distributed as dist\n\n\n"
+        f"def f(dt, ranks):\n    {guard}\n        dt.full_tensor()\n"
+    )
+
+    assert findings_of(source, select=("RNK102",)) == []

@@ -167,6 +167,53 @@ def test_normalised_or_unscaled_loss_is_not_reported(setup: str, scale: str) -> 
     assert _lines(body) == []
 
 
+@pytest.mark.parametrize(
+    "getter",
+    [
+        "self._get_dp_group_size(include_cp=True)",
+        "parallel_state.get_data_parallel_world_size()",
+        "get_dp_size()",
+        "mpu.get_data_parallel_group_size()",
+    ],
+)
+def test_local_mean_loss_times_a_data_parallel_size_getter_is_reported(getter: str) -> None:
+    body = (
+        "def step(self, out, labels):\n    loss = self.loss_fn(out, labels)\n"
+        f"    (loss * {getter}).backward()\n"
+    )
+
+    assert _lines(body) == [6]
+
+
+@pytest.mark.parametrize(
+    "scale",
+    [
+        "loss * self._get_dp_group_size() / num_label_samples",
+        "loss * dist.get_world_size() / global_tokens",
+        "loss * get_tensor_model_parallel_size()",
+        "loss * self.get_dp_rank()",
+    ],
+)
+def test_loss_times_a_size_divided_by_a_count_or_not_a_dp_size_is_not_reported(
+    scale: str,
+) -> None:
+    body = (
+        "def step(self, out, labels, num_label_samples, global_tokens):\n"
+        f"    loss = self.loss_fn(out, labels)\n    ({scale}).backward()\n"
+    )
+
+    assert _lines(body) == []
+
+
+def test_data_parallel_size_getter_alone_opens_the_reading_of_the_file() -> None:
+    source = (
+        "def step(self, out, labels):\n    loss = self.loss_fn(out, labels)\n"
+        "    (loss * self._get_dp_group_size()).backward()\n"
+    )
+
+    assert codes_by_line(source, select=SELECT) == [(3, "RNK112")]
+
+
 def test_loss_passed_in_by_the_caller_is_not_judged() -> None:
     body = "def scale(loss):\n    return loss * dist.get_world_size()\n"
 

@@ -33,7 +33,7 @@ def call_bindings(
         return {}
     out: dict[str, Literal] = dict(callee.defaults)
     for position, keyword, value in event.args:
-        name = _parameter(callee, position, keyword)
+        name = parameter(callee, position, keyword)
         if name is None:
             continue
         if isinstance(value, str) and value.startswith(FLAG_PREFIX):
@@ -54,7 +54,7 @@ def passed_parameters(event: CallEvent, callee: FunctionSummary) -> set[str]:
     return {
         name
         for position, keyword, _ in event.args
-        if (name := _parameter(callee, position, keyword)) is not None
+        if (name := parameter(callee, position, keyword)) is not None
     }
 
 
@@ -64,7 +64,7 @@ def _offset(callee: FunctionSummary) -> int:
     return 1 if callee.class_name is not None and params[:1] in (("self",), ("cls",)) else 0
 
 
-def _parameter(callee: FunctionSummary, position: int | None, keyword: str | None) -> str | None:
+def parameter(callee: FunctionSummary, position: int | None, keyword: str | None) -> str | None:
     """The parameter an argument (at ``position`` as written, or by ``keyword``) binds."""
     if keyword is not None:
         return keyword

@@ -10,25 +10,37 @@ rank. Each place ranks disagree is one :class:`Divergence` (one per call site).
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ranklint.analysis.project.callgraph import MAX_DEPTH, FunctionRef, Hop, ProjectIndex
-from ranklint.analysis.project.decisions import call_bindings, decide, passed_parameters, plain_flag
+from ranklint.analysis.project.decisions import (
+    call_bindings,
+    decide,
+    parameter,
+    passed_parameters,
+    plain_flag,
+)
 from ranklint.analysis.project.sequences import (
     OPEN,
     CollectiveLeaf,
+    Divergence,
+    DivergenceKind,
+    RankCond,
     agree,
+    alone_on_its_side,
     argument_keys,
+    first_difference,
     issued,
     leaf_of,
+    relevant,
+    unknown_members,
 )
 from ranklint.analysis.walk.axes import GLOBAL_AXIS
 from ranklint.analysis.walk.framework import removed_hook
-from ranklint.analysis.walk.membership import splits
 from ranklint.model.events import (
     FLAG_PREFIX,
+    FUNCTION_EXITS,
     Branch,
     CallEvent,
     Collective,
@@ -43,6 +55,8 @@ from ranklint.model.events import (
     Opaque,
     Site,
     conditions,
+    context_partner,
+    exit_kind,
 )
 from ranklint.model.kinds import CallKind
 
@@ -50,53 +64,6 @@ _MAX_LEAVES = 64
 # Most paths through one side of a rank test followed one by one (see _paths).
 _MAX_PATHS = 32
 _TOO_MANY = object()
-
-
-@dataclass(frozen=True)
-class RankCond:
-    """A rank-dependent test: its text, axes and evidence (sources, the returning call)."""
-
-    text: str
-    axes: frozenset[str]
-    membership: bool
-    rank_test: tuple[str, int] | None = None
-    sources: frozenset[tuple[str, str]] = frozenset()
-    via: str | None = None  # the project call that returned the rank value, if one did
-
-
-class DivergenceKind(enum.Enum):
-    """How ranks come to disagree about a collective."""
-
-    # A decorator (`@rank_zero_only`) runs the function on one rank only.
-    RANK_ONLY_FUNCTION = "rank-only-function"
-    # The collective is in a loop whose trip count depends on the rank.
-    LOOP_TRIP_COUNT = "loop-trip-count"
-    # The two paths issue different collectives at the same position.
-    MISMATCH = "mismatch"
-    # Ranks that exit early (return, continue, ...) skip the collective.
-    SKIPPED_AFTER_EXIT = "skipped-after-exit"
-    # Only the ranks on one side of the condition reach the collective.
-    ONE_SIDE_ONLY = "one-side-only"
-
-
-@dataclass(frozen=True)
-class Divergence:
-    """A collective (or group creation) that not every member of its group reaches alike."""
-
-    kind: DivergenceKind
-    leaf: CollectiveLeaf
-    rank_cond: RankCond  # the rank test, with its evidence
-    # The ranks in question are those where the condition is false.
-    when_false: bool = False
-    # MISMATCH: what the other ranks issue at the same position.
-    other: CollectiveLeaf | None = None
-    # SKIPPED_AFTER_EXIT: return, exit, continue or break.
-    exit_kind: ExitKind | None = None
-
-    @property
-    def condition(self) -> str:
-        """The rank condition as written (`rank == 0`, or the decorator `@rank_zero_only`)."""
-        return self.rank_cond.text
 
 
 class CollectiveAnalysis:
@@ -191,7 +158,7 @@ class CollectiveAnalysis:
                 if stop == "function":
                     return out[:_MAX_LEAVES], stop
             elif isinstance(event, Exit):
-                if event.kind in _FUNCTION_EXITS:
+                if event.kind in FUNCTION_EXITS:
                     return out[:_MAX_LEAVES], "function"
                 if event.kind in (ExitKind.CONTINUE, ExitKind.BREAK):
                     return out[:_MAX_LEAVES], "loop"
@@ -257,7 +224,7 @@ class CollectiveAnalysis:
         return [
             leaf
             for leaf in self._event_leaves(events, module, function, assume)
-            if _relevant(leaf, cond)
+            if relevant(leaf, cond)
         ]
 
     # -- checks ----------------------------------------------------------------
@@ -271,7 +238,7 @@ class CollectiveAnalysis:
             hits = issued(self._relevant_leaves(function.events, module, function, cond))
             if hits:
                 self._report(Divergence(DivergenceKind.RANK_ONLY_FUNCTION, hits[0], cond))
-        self._balanced = self._balanced_keys(module, _with_context_partner(module, function))
+        self._balanced = self._balanced_keys(module, context_partner(module, function))
         self._check_block(function.events, module, function)
 
     def _is_balanced(self, cond: Cond) -> bool:
@@ -330,6 +297,54 @@ class CollectiveAnalysis:
                 self._check_block(event.body, module, function, context)
             elif isinstance(event, Opaque):
                 self._check_block(event.body, module, function, context)
+            elif isinstance(event, CallEvent) and event.rank_args and not event.unpacking:
+                self._check_arguments(event, module, function, context)
+
+    def _check_arguments(
+        self,
+        event: CallEvent,
+        module: ModuleSummary,
+        function: FunctionSummary,
+        context: dict[str, bool],
+    ) -> None:
+        """A rank-dependent value passed for a parameter the callee tests
+        (`exchange(t, rank == 0)` with `if go: dist.barrier()` inside): the
+        callee's collectives with the parameter true and false are compared."""
+        callee = self.index.resolve(event.target, module, function)
+        if callee is None:
+            return
+        bindings = call_bindings(event, callee.function, context, {})
+        hop = Hop(module.path, event.site, f"{event.label}()")
+        for position, keyword, text, taint in event.rank_args:
+            name = parameter(callee.function, position, keyword)
+            cond = self._rank_cond(Cond(text, taint, text), module, function)
+            if name is None or cond is None:
+                continue
+            unknown = passed_parameters(event, callee.function) - bindings.keys() - {name}
+            first, second = (
+                [
+                    leaf.called_from(hop, unknown)
+                    for leaf in self.leaves_of(callee, {**bindings, name: value})
+                    if not leaf.lazy and relevant(leaf, cond)
+                ]
+                for value in (True, False)
+            )
+            if not agree(first, second):
+                self._report_first_difference(first, second, cond)
+                return
+
+    def _report_first_difference(
+        self, first: list[CollectiveLeaf], second: list[CollectiveLeaf], cond: RankCond
+    ) -> None:
+        """Report where ``first`` (the ranks where ``cond`` holds) and ``second`` part."""
+        index = first_difference(first, second)
+        if index < len(first) and index < len(second):
+            other = second[index]
+            self._report(Divergence(DivergenceKind.MISMATCH, first[index], cond, other=other))
+        elif index < len(first):
+            self._report(Divergence(DivergenceKind.ONE_SIDE_ONLY, first[index], cond))
+        elif index < len(second):
+            self._report(Divergence(DivergenceKind.ONE_SIDE_ONLY, second[index], cond, True))
 
     def _check_branch(
         self,
@@ -347,7 +362,7 @@ class CollectiveAnalysis:
             # `if rank > 0:`): every rank that gets here takes the same arm.
             cond = None
         if cond is not None:
-            kinds = [_exit_kind(arm) for arm in branch.arms]
+            kinds = [exit_kind(arm) for arm in branch.arms]
             if (kinds[0] is None) != (kinds[1] is None) and rest:
                 # One arm leaves early: the code after the branch belongs to the other.
                 exiting = 0 if kinds[0] is not None else 1
@@ -405,9 +420,7 @@ class CollectiveAnalysis:
             return  # every path through either side issues the same collectives
         if pair is not _TOO_MANY:
             first, second = pair
-        index = 0
-        while index < len(first) and index < len(second) and first[index].key == second[index].key:
-            index += 1
+        index = first_difference(first, second)
         if index < len(first) and index < len(second):
             leaf, other = first[index], second[index]
             self._report(
@@ -460,7 +473,7 @@ class CollectiveAnalysis:
             paths = self._paths(events, module, function, assume)
             if paths is None:
                 return _TOO_MANY
-            sides.append([[leaf for leaf in path if _relevant(leaf, cond)] for path in paths])
+            sides.append([[leaf for leaf in path if relevant(leaf, cond)] for path in paths])
         for first in sides[0]:
             for second in sides[1]:
                 if not agree(first, second):
@@ -527,9 +540,12 @@ class CollectiveAnalysis:
         if cond is None:
             return None
         taint = cond.taint
+        keys = frozenset({cond.key, *(key for key, _ in cond.assumptions)})
         if taint.rank:
             axes = taint.axes or frozenset({GLOBAL_AXIS})
-            return RankCond(cond.text, axes, taint.membership, cond.rank_test, taint.sources)
+            return RankCond(
+                cond.text, axes, taint.membership, cond.rank_test, taint.sources, keys=keys
+            )
         for target in sorted(taint.via):
             returned = self.index.via_rank(target, module, function)
             if returned is not None:
@@ -541,10 +557,19 @@ class CollectiveAnalysis:
                     cond.rank_test,
                     taint.sources | sources,
                     via=target,
+                    keys=keys,
                 )
         return None
 
     def _report(self, divergence: Divergence) -> None:
+        other = divergence.other
+        if unknown_members(divergence.leaf) and other is not None and not unknown_members(other):
+            # A mismatch against a collective on a known group: report that one.
+            divergence = replace(
+                divergence, leaf=other, other=divergence.leaf, when_false=not divergence.when_false
+            )
+        if unknown_members(divergence.leaf) and not alone_on_its_side(divergence):
+            return  # the group may hold exactly the ranks that reach it
         hop = divergence.leaf.chain[0]
         key = (hop.path, hop.site)
         if key in self._reported:
@@ -553,60 +578,6 @@ class CollectiveAnalysis:
         self.divergences.append(divergence)
 
 
-# A rank-dependent `raise` is not treated as an exit: the rank fails with an
-# error and the launcher tears the job down, there is no silent hang.
-_FUNCTION_EXITS = frozenset({ExitKind.RETURN, ExitKind.EXIT})
-
-
-def _exit_kind(events: Sequence[Event]) -> ExitKind | None:
-    """The kind of an exit anywhere in ``events`` (not inside nested loops for continue/break)."""
-    for event in events:
-        if isinstance(event, Exit) and event.kind is not ExitKind.RAISE:
-            return event.kind
-        if isinstance(event, Branch):
-            for arm in event.arms:
-                kind = _exit_kind(arm)
-                if kind is not None:
-                    return kind
-        elif isinstance(event, Loop):
-            kind = _exit_kind(event.body)
-            if kind in _FUNCTION_EXITS:
-                return kind
-    return None
-
-
 def _single_test(cond: Cond | None) -> bool:
     """A test of one condition (no `and`/`or` parts), whose arms fix its truth."""
     return cond is not None and not cond.parts and cond.rank_part is None and not cond.assumptions
-
-
-def _relevant(leaf: CollectiveLeaf, cond: RankCond) -> bool:
-    """Can ``cond`` differ between members of the leaf's group?"""
-    if leaf.peer:
-        return True  # not a collective: kept to mark where a side turns open
-    if leaf.kind is CallKind.GROUP_CREATION:
-        return True  # every rank must create every group
-    if leaf.members and cond.rank_test is not None:
-        return splits(cond.rank_test, leaf.members)  # `if rank == 2:` on `new_group([2, 3])`
-    if cond.membership and leaf.group is not None:
-        return False  # `if rank in ranks: ... group=g`: members all take the branch
-    if leaf.group_axes is None:
-        return False  # unknown members (`group=self.pg`): maybe just the ranks that branch
-    if not leaf.group_axes or GLOBAL_AXIS in cond.axes:
-        return True  # the default group, or a condition on the global rank
-    return bool(cond.axes & leaf.group_axes)
-
-
-def _with_context_partner(module: ModuleSummary, function: FunctionSummary) -> FunctionSummary:
-    """``__enter__`` and ``__exit__`` of one class as one sequence: waiting on
-    entry on some ranks and on exit on the others is one barrier on every rank."""
-    if function.class_name is None or function.name not in ("__enter__", "__exit__"):
-        return function
-    enter = module.functions.get(f"{function.class_name}.__enter__")
-    leave = module.functions.get(f"{function.class_name}.__exit__")
-    if enter is None or leave is None:
-        return function
-    entered = list(enter.events)
-    if entered and isinstance(entered[-1], Exit):
-        entered.pop()  # `return self`: the `with` body, then `__exit__`, follow
-    return replace(function, events=[*entered, *leave.events])

@@ -7,14 +7,31 @@ compares between the ranks on either side of a rank-dependent test.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
 from ranklint.analysis.project.callgraph import Hop
+from ranklint.analysis.walk.axes import GLOBAL_AXIS
 from ranklint.analysis.walk.catalog import PROPERTY_COLLECTIVES
-from ranklint.model.events import Collective, Cond
+from ranklint.analysis.walk.membership import splits
+from ranklint.model.events import Collective, Cond, ExitKind
 from ranklint.model.kinds import CallKind
+
+
+@dataclass(frozen=True)
+class RankCond:
+    """A rank-dependent test: its text, axes and evidence (sources, the returning call)."""
+
+    text: str
+    axes: frozenset[str]
+    membership: bool
+    rank_test: tuple[str, int] | None = None
+    sources: frozenset[tuple[str, str]] = frozenset()
+    via: str | None = None  # the project call that returned the rank value, if one did
+    # The canonical keys of the test and of its operands, written out in full.
+    keys: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -44,9 +61,19 @@ class CollectiveLeaf:
     # an argument makes it go that way.
     conditional: str | None = None
 
+    # A reduction's op (see Collective.reduce_op): None where unknown.
+    reduce_op: str | None = None
+    # See Collective.backend_shown.
+    backend_shown: bool = False
+
     @property
     def key(self) -> tuple[str, str | None]:
         return (self.op, self.group)
+
+    def same(self, other: CollectiveLeaf) -> bool:
+        """The same collective on the same group, with no reduce op known to differ."""
+        ops = (self.reduce_op, other.reduce_op)
+        return self.key == other.key and (None in ops or ops[0] == ops[1])
 
     def under_test(self, keys: frozenset[str]) -> CollectiveLeaf:
         """This leaf in an arm of an undecided test with these keys."""
@@ -87,6 +114,8 @@ def leaf_of(event: Collective, path: str) -> CollectiveLeaf:
         (Hop(path, event.site, shown(event)),),
         event.lazy,
         members=event.members,
+        reduce_op=event.reduce_op,
+        backend_shown=event.backend_shown,
     )
 
 
@@ -109,12 +138,108 @@ def agree(first: Sequence[CollectiveLeaf], second: Sequence[CollectiveLeaf]) -> 
     collectives it issues before that test.
     """
     cuts = [next((i for i, leaf in enumerate(side) if leaf.peer), None) for side in (first, second)]
-    heads = [[leaf.key for leaf in first[: cuts[0]]], [leaf.key for leaf in second[: cuts[1]]]]
+    heads = [first[: cuts[0]], second[: cuts[1]]]
     common = min(len(heads[0]), len(heads[1]))
-    if heads[0][:common] != heads[1][:common]:
+    if first_difference(heads[0], heads[1]) < common:
         return False
     if len(heads[0]) == len(heads[1]):
         return True
     # The heads differ in length here: `<` and `<=` pick the same side.
     shorter = 0 if len(heads[0]) < len(heads[1]) else 1  # pragma: no mutate
     return cuts[shorter] is not None
+
+
+def relevant(leaf: CollectiveLeaf, cond: RankCond) -> bool:
+    """Can ``cond`` differ between members of the leaf's group?"""
+    if leaf.peer:
+        return True  # not a collective: kept to mark where a side turns open
+    if leaf.kind is CallKind.GROUP_CREATION:
+        return True  # every rank must create every group
+    if leaf.members and cond.rank_test is not None:
+        return splits(cond.rank_test, leaf.members)  # `if rank == 2:` on `new_group([2, 3])`
+    if cond.membership and leaf.group is not None:
+        return False  # `if rank in ranks: ... group=g`: members all take the branch
+    if leaf.group_axes is None:
+        # Unknown members (`group=self.pg`): maybe just the ranks that branch (an RL
+        # trainer's rank 0 and its inference engines). A framework's own group (a
+        # DTensor's mesh) spans the ranks that shard the object: one global rank
+        # that takes a side alone does not reach it alone (see alone_on_its_side).
+        return leaf.group is None and one_rank_test(cond)
+    if not leaf.group_axes or GLOBAL_AXIS in cond.axes:
+        return True  # the default group, or a condition on the global rank
+    return bool(cond.axes & leaf.group_axes)
+
+
+def first_difference(first: Sequence[CollectiveLeaf], second: Sequence[CollectiveLeaf]) -> int:
+    """The index of the first collective where two sides differ (the shorter
+    side's length where one side is the other's beginning)."""
+    index = 0
+    while index < len(first) and index < len(second) and first[index].same(second[index]):
+        index += 1
+    return index
+
+
+def one_rank_test(cond: RankCond) -> bool:
+    """A test of the global rank against one number (`rank == 0`, `rank != 3`):
+    one global rank takes one of its sides alone."""
+    return cond.rank_test is not None and cond.rank_test[0] in ("==", "!=")
+
+
+def unknown_members(leaf: CollectiveLeaf) -> bool:
+    """A collective on a group nothing says the members of (a DTensor's mesh)."""
+    return (
+        leaf.group_axes is None
+        and not leaf.members
+        and not leaf.peer
+        and leaf.kind is not CallKind.GROUP_CREATION
+    )
+
+
+class DivergenceKind(enum.Enum):
+    """How ranks come to disagree about a collective."""
+
+    # A decorator (`@rank_zero_only`) runs the function on one rank only.
+    RANK_ONLY_FUNCTION = "rank-only-function"
+    # The collective is in a loop whose trip count depends on the rank.
+    LOOP_TRIP_COUNT = "loop-trip-count"
+    # The two paths issue different collectives at the same position.
+    MISMATCH = "mismatch"
+    # Ranks that exit early (return, continue, ...) skip the collective.
+    SKIPPED_AFTER_EXIT = "skipped-after-exit"
+    # Only the ranks on one side of the condition reach the collective.
+    ONE_SIDE_ONLY = "one-side-only"
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """A collective (or group creation) that not every member of its group reaches alike."""
+
+    kind: DivergenceKind
+    leaf: CollectiveLeaf
+    rank_cond: RankCond  # the rank test, with its evidence
+    # The ranks in question are those where the condition is false.
+    when_false: bool = False
+    # MISMATCH: what the other ranks issue at the same position.
+    other: CollectiveLeaf | None = None
+    # SKIPPED_AFTER_EXIT: return, exit, continue or break.
+    exit_kind: ExitKind | None = None
+
+    @property
+    def condition(self) -> str:
+        """The rank condition as written (`rank == 0`, or the decorator `@rank_zero_only`)."""
+        return self.rank_cond.text
+
+
+def alone_on_its_side(divergence: Divergence) -> bool:
+    """Whether one global rank reaches the divergence's collective alone (`if rank
+    == 0:` around it, or `if rank != 0: return` before it): a group it reaches
+    alone completes only if the group has that one member."""
+    cond = divergence.rank_cond
+    if divergence.kind is DivergenceKind.MISMATCH:
+        return False  # two groups nothing says the members of: each may hold its side
+    if not one_rank_test(cond) or cond.rank_test is None:
+        return False
+    alone_when = cond.rank_test[0] == "=="  # the truth of the test on the lone rank's side
+    if divergence.kind is DivergenceKind.SKIPPED_AFTER_EXIT:
+        return divergence.when_false == alone_when  # the ranks that do not exit reach it
+    return (not divergence.when_false) == alone_when

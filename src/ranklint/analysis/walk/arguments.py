@@ -6,11 +6,15 @@ that read a collective's arguments (roots, groups, reduce ops).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
-from ranklint.analysis.walk.catalog import ParamRef
+from ranklint.analysis.walk.catalog import CallSpec, ParamRef
 from ranklint.analysis.walk.names import dotted_name
 from ranklint.model.events import FLAG_PREFIX, UNKNOWN, Literal
+from ranklint.model.taint import Taint
+from ranklint.syntax import source_text
 
 
 def find_argument(node: cst.Call, param: ParamRef | None) -> cst.BaseExpression | None:
@@ -62,3 +66,58 @@ def call_args(node: cst.Call) -> tuple[tuple[int | None, str | None, Literal], .
         found.append((position, None, value))
         position += 1
     return tuple(found)
+
+
+_CONSTANTS = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)
+
+
+def rank_arguments(
+    node: cst.Call, taint_of: Callable[[cst.BaseExpression], Taint]
+) -> tuple[tuple[int | None, str | None, str, Taint], ...]:
+    """The arguments whose value may depend on the rank, as (position, keyword,
+    source text, taint); the position counts as in :func:`call_args`."""
+    found: list[tuple[int | None, str | None, str, Taint]] = []
+    position = 0
+    for arg in node.args:
+        if arg.star:
+            continue  # pragma: no mutate  (a call with * or ** binds no parameter)
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if not isinstance(arg.value, _CONSTANTS) and literal(arg.value) == UNKNOWN:
+            taint = taint_of(arg.value)
+            if taint.possible:
+                text = " ".join(source_text(arg.value).split())
+                found.append((None if keyword else position, keyword, text, taint))
+        if keyword is None:
+            position += 1
+    return tuple(found)
+
+
+_RECEIVING_NAMES = frozenset(
+    {"broadcast", "broadcast_object_list", "scatter", "scatter_object_list", "recv", "irecv"}
+)
+
+
+def received_buffer(op: str, node: cst.Call) -> frozenset[str]:
+    """The buffer a rooted collective ``op`` fills from its root, by name (``msg``
+    in ``broadcast(msg, src=0)``): one name, or none."""
+    name = dotted_name(node.args[0].value) if op in _RECEIVING_NAMES and node.args else None
+    return frozenset() if name is None else frozenset({name})
+
+
+_REDUCE_OPS = frozenset(
+    {"SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR", "PREMUL_SUM"}
+)
+
+
+def reduce_op_name(node: cst.Call, spec: CallSpec) -> str | None:
+    """A reduction's op as a ``ReduceOp`` member name: ``MAX`` for
+    ``op=dist.ReduceOp.MAX``, ``SUM`` where the call leaves it out; ``None``
+    where ``spec`` takes no op or the op is not a ``ReduceOp`` member written out."""
+    if spec.op is None:
+        return None
+    argument = find_argument(node, spec.op)
+    if argument is None:
+        return "SUM"
+    name = dotted_name(argument) or ""
+    owner, _, member = name.rpartition(".")
+    return member if member in _REDUCE_OPS and owner.endswith("ReduceOp") else None

@@ -17,7 +17,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from ranklint.analysis.walk.literals import int_value
-from ranklint.analysis.walk.names import NameTable
+from ranklint.analysis.walk.names import NameTable, dotted_name
 from ranklint.syntax import iter_nodes
 
 _NEW_GROUP = frozenset(
@@ -97,6 +97,27 @@ def _literal_ranks(value: cst.BaseExpression, names: NameTable) -> frozenset[int
         ),
         None,
     )
+    if ranks is None:
+        return None
+    return written_ranks(ranks)
+
+
+# More ranks than any job has: a range that long is not a group's member list.
+_MOST_WRITTEN_RANKS = 1 << 16
+
+
+def written_ranks(ranks: cst.BaseExpression) -> frozenset[int] | None:
+    """The ranks a literal list or tuple names, or a ``range``/``list(range(...))`` of
+    literal bounds (``list(range(0, 4, 2))``); None for anything else or no rank."""
+    if isinstance(ranks, cst.Call) and dotted_name(ranks.func) == "list" and len(ranks.args) == 1:
+        ranks = ranks.args[0].value
+    if isinstance(ranks, cst.Call) and dotted_name(ranks.func) == "range":
+        bounds = [int_value(arg.value) for arg in ranks.args]
+        numbers = [bound for bound in bounds if bound is not None]
+        if len(numbers) != len(bounds) or not 1 <= len(numbers) <= 3 or 0 in numbers[2:]:
+            return None  # a bound that is not a literal, or a step of 0
+        found = range(*numbers)
+        return frozenset(found) if 0 < len(found) <= _MOST_WRITTEN_RANKS else None
     if not isinstance(ranks, (cst.List, cst.Tuple)) or not ranks.elements:
         return None
     members = [int_value(element.value) for element in ranks.elements]
@@ -122,14 +143,29 @@ def rank_test(
         return None
     found: RankTest | None = None
     number = int_value(target.comparator)
-    if number is not None and is_global_rank(test.left):
+    if number is not None and names_the_rank(test.left) and is_global_rank(test.left):
         found = (symbols[0], number)
     number = int_value(test.left)
-    if number is not None and is_global_rank(target.comparator):
+    if (
+        number is not None
+        and names_the_rank(target.comparator)
+        and is_global_rank(target.comparator)
+    ):
         found = (symbols[1], number)
     if found is None:
         return None
     return (_NEGATED[found[0]], found[1]) if negated else found
+
+
+def names_the_rank(node: cst.BaseExpression) -> bool:
+    """An expression that reads as the rank itself: a call or a subscript
+    (`dist.get_rank()`, `int(os.environ["RANK"])`), or a name whose last part says
+    rank (`rank`, `self.global_rank`). A flag derived from the rank (`x = 1 if rank
+    < 2 else 0`) is rank-dependent too, but `x == 1` is no test of the rank."""
+    if isinstance(node, (cst.Call, cst.Subscript)):
+        return True
+    name = node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", "")
+    return isinstance(name, str) and "rank" in name.lower()
 
 
 def splits(test: RankTest, members: frozenset[int]) -> bool:

@@ -1,12 +1,11 @@
 """The facts builder: records a file's :mod:`~ranklint.model.events` during the walk.
 
-While the walker traverses a file, :class:`FactsBuilder` records, for every
-function (and for the module body), the events that matter across files, in
-execution order: collectives and group creations, calls to functions that may
-be defined in the project, branches (with the rank-taint of their condition),
-loops, early exits, step markers and host costs. Everything else is dropped.
-The result, :class:`~ranklint.model.events.ModuleSummary`, is the same
-whatever rules are selected.
+While the walker traverses a file, :class:`FactsBuilder` records, for every function (and
+for the module body), the events that matter across files, in execution order: collectives
+and group creations, calls to functions that may be defined in the project (with their
+rank-dependent arguments), branches (with the rank-taint of their condition), loops, early
+exits, step markers and host costs. Everything else is dropped. The result,
+:class:`~ranklint.model.events.ModuleSummary`, is the same whatever rules are selected.
 """
 
 from __future__ import annotations
@@ -16,9 +15,17 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ranklint.analysis.walk.arguments import call_args, find_argument, is_none, literal
+from ranklint.analysis.walk.arguments import (
+    call_args,
+    find_argument,
+    is_none,
+    literal,
+    rank_arguments,
+    received_buffer,
+    reduce_op_name,
+)
 from ranklint.analysis.walk.axes import GLOBAL_AXIS, axes_of_expression
-from ranklint.analysis.walk.catalog import FSDP_MODULE, CallSpec
+from ranklint.analysis.walk.catalog import BACKEND_OPS, FSDP_MODULE, CallSpec, shows_backend
 from ranklint.analysis.walk.classify import CallClassifier
 from ranklint.analysis.walk.decorators import keeps_coroutine, rank_only_decorator
 from ranklint.analysis.walk.framework import (
@@ -213,7 +220,7 @@ class FactsBuilder:
                 # After a broadcast / all_reduce / all_gather the first argument
                 # holds the same value on every member.
                 self.rank.bind(node.args[0].value, CLEAN)
-                self._receive(spec.short, node)
+                self._frames[-1].received |= received_buffer(spec.short, node)
             return
         if (
             isinstance(node.func, cst.Attribute)
@@ -223,7 +230,7 @@ class FactsBuilder:
             # A project's own wrapper (`composer.utils.dist.broadcast_object_list`):
             # whatever it is, its first argument ends up the same on every rank.
             self.rank.bind(node.args[0].value, CLEAN)
-            self._receive(node.func.attr.value, node)
+            self._frames[-1].received |= received_buffer(node.func.attr.value, node)
         marker = marker_label(node, self.settings.hot_functions)
         if marker is not None:
             self._block.append(Marker(*marker))
@@ -245,15 +252,9 @@ class FactsBuilder:
                 any(a.star for a in node.args),
                 discarded=node is self.statement_call,
                 lazy=any(is_lazy_test(state.node) for state in self._branches),
+                rank_args=rank_arguments(node, self.rank.taint),
             )
         )
-
-    def _receive(self, op: str, node: cst.Call) -> None:
-        """Note the buffer a rooted collective fills from a root (``broadcast(msg, src=0)``)."""
-        if op in _RECEIVING_NAMES:
-            name = dotted_name(node.args[0].value)
-            if name is not None:
-                self._frames[-1].received.add(name)
 
     def _synced_log(self, node: cst.Call, site: Site) -> bool:
         """Record Lightning's ``self.log(..., sync_dist=True)`` (see ``framework.synced_log``)."""
@@ -304,6 +305,8 @@ class FactsBuilder:
         if "new_group" in self.calls.source:
             members = self._groups.members(argument, None if scan is None else scan.groups)
         event = Collective(spec.name, spec.short, spec.kind, group_text, group_axes, site, label)
+        event.reduce_op = reduce_op_name(node, spec)
+        event.backend_shown = spec.short in BACKEND_OPS and shows_backend(self.calls.source)
         return replace(event, members=members) if members else event
 
     def exit(self, kind: ExitKind) -> None:
@@ -605,9 +608,6 @@ _SHARING_NAMES = frozenset(
     {"broadcast", "broadcast_object_list", "all_reduce", "all_gather", "all_gather_object"}
 )
 # Rooted collectives whose first argument receives what the root sends.
-_RECEIVING_NAMES = frozenset(
-    {"broadcast", "broadcast_object_list", "scatter", "scatter_object_list", "recv", "irecv"}
-)
 
 
 def _merge_elements(known: tuple[Taint, ...] | None, new: tuple[Taint, ...]) -> tuple[Taint, ...]:

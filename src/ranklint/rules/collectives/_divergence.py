@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from ranklint.analysis.project.divergences import Divergence, DivergenceKind
 from ranklint.analysis.project.facts import ProjectFacts
 from ranklint.analysis.project.sequences import CollectiveLeaf
+from ranklint.analysis.walk.catalog import BACKEND_OPS
 from ranklint.model.events import ExitKind
 from ranklint.model.kinds import CallKind
 from ranklint.rules.base import ProjectFinding
 from ranklint.rules.collectives._evidence import divergence_evidence
 
+# A test that names the sharding backend a backend op communicates under.
+_BACKEND_TEST = re.compile(r"deepspeed|fsdp|zero_?3|zero_stage", re.IGNORECASE)
 _EXIT_TEXT = {
     ExitKind.RETURN: "return early",
     ExitKind.RAISE: "raise",
@@ -27,6 +31,8 @@ def divergence_findings(project: ProjectFacts, *, group_creation: bool) -> Itera
         leaf = divergence.leaf
         if (leaf.kind is CallKind.GROUP_CREATION) != group_creation:
             continue
+        if leaf.op in BACKEND_OPS and _names_backend(divergence):
+            continue  # `if is_deepspeed or is_main: save_state()`: split only where it is local
         hop = leaf.chain[0]
         yield ProjectFinding(
             hop.path,
@@ -35,6 +41,12 @@ def divergence_findings(project: ProjectFacts, *, group_creation: bool) -> Itera
             leaf.chain,
             evidence=divergence_evidence(divergence),
         )
+
+
+def _names_backend(divergence: Divergence) -> bool:
+    """Whether the rank test also tests for the sharding backend (in any operand)."""
+    texts = (divergence.condition, *divergence.rank_cond.keys)
+    return any(_BACKEND_TEST.search(text) for text in texts)
 
 
 def _message(divergence: Divergence) -> str:
@@ -63,6 +75,13 @@ def _message(divergence: Divergence) -> str:
         )
     if kind is DivergenceKind.MISMATCH:
         assert divergence.other is not None
+        if divergence.other.key == divergence.leaf.key:
+            return (
+                f"ranks where `{condition}`{false} call {subject} with the reduce op "
+                f"{divergence.leaf.reduce_op} here, the others with "
+                f"{divergence.other.reduce_op}: the ranks reduce with different ops, which "
+                f"gives wrong values or fails; pass the same reduce op on every rank"
+            )
         return (
             f"ranks where `{condition}`{false} call {subject} here, the others call "
             f"{_describe(divergence.other)}: the collectives pair up wrongly or hang; issue the "

@@ -19,8 +19,14 @@ import re
 from collections.abc import Iterable, Sequence
 
 from ranklint.analysis.project.callgraph import Hop
-from ranklint.analysis.project.divergences import Divergence, DivergenceKind, RankCond
-from ranklint.analysis.project.sequences import CollectiveLeaf
+from ranklint.analysis.project.divergences import Divergence, DivergenceKind
+from ranklint.analysis.project.sequences import (
+    CollectiveLeaf,
+    RankCond,
+    alone_on_its_side,
+    unknown_members,
+)
+from ranklint.analysis.walk.catalog import BACKEND_OPS
 from ranklint.findings import Confidence, Evidence, Link
 from ranklint.model.kinds import CallKind
 from ranklint.model.taint import (
@@ -65,10 +71,13 @@ JSON and SARIF); its tier is its weakest link's.
   members of (low).
 - **reach**: directly, through the project's calls (the chain is shown), or
   through a framework's implicit collective (a wrapped model's forward,
-  Lightning's `log(..., sync_dist=True)`) (high). Medium: a framework call
-  that communicates only under some backends (accelerate's `save_state`, the
+  Lightning's `log(..., sync_dist=True)`) (high), and a framework call that
+  communicates only under some backends (accelerate's `save_state`, the
   Hugging Face Trainer's `save_model`: collective under DeepSpeed or FSDP,
-  local under DDP), and a chain that reaches the collective only under a test
+  local under DDP) in a file that configures or tests for DeepSpeed or FSDP
+  (`deepspeed_plugin`, `DistributedType.DEEPSPEED`, `fsdp=...`) (high).
+  Medium: such a call in a file that shows no such backend, and a chain that
+  reaches the collective only under a test
   of a parameter whose argument the call passes and the analysis cannot
   evaluate (`if state is None:` in a callee given `state=...`).
 - **context**: library code, a test or a script, as the path says (shown; it
@@ -108,7 +117,6 @@ _IMPLICIT_OPS = frozenset(
 # under DeepSpeed or FSDP (every process must call them there) and only write
 # files under DDP or on one device. Which backend runs is launcher
 # configuration the code does not show.
-_BACKEND_OPS = frozenset({"save_state", "save_model"})
 _QUOTED = re.compile(r"""["'][A-Za-z_]\w*["']""")
 # A call of a getter that names the group it returns: `get_data_parallel_group()`.
 _GETTER = re.compile(r"(^|\.)get_\w*_group\(")
@@ -181,13 +189,23 @@ def group_text_link(group: str, axes: frozenset[str] | None) -> Link:
     return Link("axis-from-name", f"`{group}` (axis {shown}, read from the name)", MEDIUM)
 
 
-def reach_link(chain: Sequence[Hop], op: str, conditional: str | None = None) -> Link:
+def reach_link(
+    chain: Sequence[Hop], op: str, conditional: str | None = None, backend_shown: bool = False
+) -> Link:
     """How the collective is reached: directly, through project calls, or a framework.
 
     ``conditional``: the parameters whose arguments, passed on the way and not
-    evaluated, decide a test the collective is under.
+    evaluated, decide a test the collective is under; ``backend_shown``: the
+    file configures or tests for the sharding backend a backend op needs.
     """
-    if op in _BACKEND_OPS:
+    if op in BACKEND_OPS and backend_shown:
+        return Link(
+            "framework-backend",
+            f"`{chain[-1].label}` communicates under DeepSpeed or FSDP, which this file "
+            f"configures or tests for",
+            HIGH,
+        )
+    if op in BACKEND_OPS:
         return Link(
             "framework-backend",
             f"`{chain[-1].label}` communicates only under a sharding backend "
@@ -254,11 +272,20 @@ def divergence_evidence(divergence: Divergence) -> Evidence:
                 source.confidence,
             )
         guard = _guard(divergence, cond, test)
+    group = group_link(leaf)
+    if leaf.group is None and unknown_members(leaf) and alone_on_its_side(divergence):
+        assert cond.rank_test is not None  # alone_on_its_side needs `rank == N`
+        group = Link(
+            "framework-group",
+            f"the group the framework's object holds, which global rank {cond.rank_test[1]} "
+            f"would reach alone",
+            HIGH,
+        )
     return Evidence(
         source=source,
         guard=guard,
-        group=group_link(leaf),
-        reach=reach_link(leaf.chain, leaf.op, leaf.conditional),
+        group=group,
+        reach=reach_link(leaf.chain, leaf.op, leaf.conditional, leaf.backend_shown),
         context=context_link(leaf.chain[0].path),
     )
 

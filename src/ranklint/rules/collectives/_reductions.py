@@ -28,6 +28,7 @@ where the mix-up is visible, each as a :class:`Mismatch`:
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -42,6 +43,9 @@ Resolve = Callable[[cst.BaseExpression], "str | None"]
 
 _ALL_REDUCE = torch_distributed("all_reduce")
 _WORLD_SIZE = torch_distributed("get_world_size")
+# A getter of the data-parallel size by its name (`get_data_parallel_world_size()`,
+# `self._get_dp_group_size(...)`, `get_dp_size()`): the ranks DDP or FSDP average over.
+_DP_SIZE_GETTER = re.compile(r"^_?(get_)?(dp|data_parallel)(_group)?(_world)?_size$")
 # Calls without which no mismatch can exist in a module.
 REDUCTION_CALLS = _ALL_REDUCE | _WORLD_SIZE
 _MATMUL = frozenset({"matmul", "mm", "bmm", "einsum"})
@@ -67,6 +71,11 @@ class Mismatch:
     node: cst.CSTNode
     value: str
     detail: str = ""
+
+
+def is_dp_size_getter(node: cst.Call) -> bool:
+    """A call of a project's data-parallel size getter, by its name."""
+    return _DP_SIZE_GETTER.match(last_name(node.func) or "") is not None
 
 
 def _name(node: cst.BaseExpression) -> str | None:
@@ -133,6 +142,8 @@ class _Function:
 
     def is_world_size(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         if isinstance(node, cst.Call):
+            if is_dp_size_getter(node):
+                return True
             return self.resolve(node.func) in _WORLD_SIZE and not node.args
         name = _name(node)
         if name is None or depth > 4:
@@ -315,8 +326,18 @@ def _scaled_in(node: cst.BaseExpression, name: str) -> bool:
 
 
 def _local_loss_times_world(function: _Function) -> Iterator[Mismatch]:
-    """``loss = loss_fn(...)`` then ``loss * dist.get_world_size()``."""
+    """``loss = loss_fn(...)`` then ``loss * dist.get_world_size()`` (not divided by a
+    count right after: ``loss * world / num_tokens`` normalises the product)."""
+    divided = {
+        id(node.left)
+        for node in function.nodes
+        if isinstance(node, cst.BinaryOperation)
+        and isinstance(node.operator, cst.Divide)
+        and not isinstance(node.right, (cst.Integer, cst.Float))
+    }
     for node in function.nodes:
+        if id(node) in divided:
+            continue
         if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.MultiplyAssign):
             pairs = ((node.target, node.value),)
         elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):

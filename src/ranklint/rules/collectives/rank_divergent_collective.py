@@ -21,8 +21,10 @@ class RankDivergentCollective(Rule):
     summary = "A collective is reached by only some ranks of its group"
     what = """\
 Reports a collective (all_reduce, broadcast, barrier, all_gather_object,
-distributed checkpoint save/load, FSDP state-dict gathering, accelerate and
-Lightning wrappers, ...) that only some ranks of its group reach. Collectives
+distributed checkpoint save/load, FSDP state-dict gathering, DTensor
+`full_tensor()`, DeepSpeed's `GatheredParameters` where the file configures
+ZeRO stage 3, accelerate, Lightning and Lightning Fabric wrappers, ...) that
+only some ranks of its group reach. Collectives
 that frameworks issue implicitly count too: Lightning's `self.log(...,
 sync_dist=True)` (and `log_dict`, once per key: a dict whose keys depend on
 the rank is a loop with a rank-dependent trip count), reading
@@ -41,7 +43,11 @@ the rank is a loop with a rank-dependent trip count), reading
 - a call, under such a condition, to a project function that issues a
   collective directly or through its callees, in this file or another file
   of the run. The message and the trace show the call chain
-  (`save_checkpoint() -> dist.barrier() at utils.py:41`).
+  (`save_checkpoint() -> dist.barrier() at utils.py:41`);
+- a rank-dependent value passed to a project function that tests it
+  (`exchange(t, rank == 0)`, where `exchange` does `if go: dist.barrier()`):
+  the callee's collectives with that parameter true and false are compared,
+  and the call is reported.
 
 A value depends on the rank when it comes from `get_rank()`,
 `os.environ["RANK"]` and friends, `mesh.get_local_rank()`,
@@ -62,7 +68,10 @@ process-global random state (`random.random()`, `torch.rand()` without a
 
 When both arms of a rank-dependent branch issue the same collectives in the
 same order on the same group, nothing is reported; when they differ, the
-first difference is. Branches the analysis cannot decide are followed path
+first difference is. Reductions differ also by their reduce op, where both
+are written out as `ReduceOp` members or left to the default (`SUM` on one
+side, `op=ReduceOp.MAX` on the other: each rank gets a wrong result); an op
+passed as a variable matches any. Branches the analysis cannot decide are followed path
 by path (up to 32 paths): `barrier(); return` in one arm and one `barrier()`
 on every path of the rest is balanced. Uniform tests decide what they
 enclose: inside `else:` of `if self.pipe_parallel:`, a method of the same
@@ -86,10 +95,20 @@ a collective on an explicit group guarded by a membership test (`if rank in
 ranks:`); a condition on one parallel axis (`tp_rank == 0`,
 `is_pipeline_last_stage()`) around a collective on a group of another axis
 (`group=dp_group`, `mesh["dp"].get_group()`), or on a group whose axis cannot
-be told from its name; a helper called with a literal boolean that turns its
+be told from its name (an RL trainer's weight-sync group holds rank 0 and
+inference engines that run other code); a helper called with a literal boolean that turns its
 collective off (`log(x, barrier=False)` where the collective is under `if
 barrier:` or `if barrier and dist.is_initialized():`); "is this run
 distributed" tests on a rank (`local_rank != -1`, `rank >= 0`).
+
+A group that a framework object holds (a DTensor's mesh) is judged only under
+a test of the global rank against one number: one rank that reaches it alone
+(`if dist.get_rank() == 0: dt.full_tensor()`, or the others returning early)
+hangs, since the mesh spans the ranks that shard the tensor; a side that
+several ranks take may be exactly the mesh. `save_state()`/`save_model()`
+communicate only under DeepSpeed or FSDP; a rank test around them is not
+reported where it also tests for that backend (`if is_deepspeed or
+is_main:`).
 
 A rank-dependent `raise` is not treated as an early exit: the raising rank
 fails with an error and the launcher stops the job, so there is no silent
@@ -111,7 +130,9 @@ hook that Lightning 2 no longer calls (`on_keyboard_interrupt`).
 
 Not followed: calls through objects of unknown class (`self.engine.save()`, a
 parameter), through variables holding functions (`is_main = ranks.is_main`),
-and rank-dependent arguments that a callee then branches on. Call chains
+and a rank-dependent argument into anything but a truth or `is None` test of
+its parameter (`if who == 0:`, a loop over it, a value derived from it in
+the callee). Call chains
 across files need all the files in one run (the flake8 face sees one file at
 a time); a `# ranklint: skip-file` file is not in the call graph. Exception
 handlers are checked on their own, not as part of the normal sequence.

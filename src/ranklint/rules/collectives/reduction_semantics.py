@@ -14,6 +14,7 @@ from ranklint.rules.collectives._reductions import (
     REDUCTION_CALLS,
     Mismatch,
     MismatchKind,
+    is_dp_size_getter,
     scan_functions,
 )
 from ranklint.syntax import placement
@@ -219,8 +220,8 @@ torchmetrics) are not modelled, so summing them again is not seen.
 
     def visit_Call(self, node: cst.Call) -> None:
         # (The gate again: `or` only opens it sooner; not mutated.)
-        if (
-            not self._relevant and self.ctx.resolve(node.func) in REDUCTION_CALLS
+        if not self._relevant and (
+            self.ctx.resolve(node.func) in REDUCTION_CALLS or is_dp_size_getter(node)
         ):  # pragma: no mutate
             self._relevant = True
         self._functions.add(node)
