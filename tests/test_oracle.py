@@ -63,23 +63,46 @@ def test_generate_in_another_process_with_another_hash_seed_gives_the_same_progr
 
 
 def test_generated_programs_compile_define_main_and_stay_short() -> None:
-    programs = oracle.generate_many(140, seed=3)
+    programs = oracle.generate_many(260, seed=3)
 
     for program in programs:
-        for name, text in program.files.items():
-            compile(text, name, "exec")
+        modules = {name for name in program.files if name.endswith(".py")}
+        for name in modules:
+            compile(program.files[name], name, "exec")
         assert "def main(rank, world_size):" in program.files["prog.py"]
         assert 5 <= program.size <= oracle.MAX_LINES, program.source()
-        assert set(program.files) <= {"prog.py", f"helpers_{program.seed}.py"}
+        assert modules <= {"prog.py", f"helpers_{program.seed}.py"}
+        # Besides the modules, only the empty marker files of `local-exit`.
+        assert all(program.files[name] == "" for name in set(program.files) - modules)
+        assert all(name.endswith(".done") for name in set(program.files) - modules)
 
 
 def test_consecutive_seeds_cover_every_class_evenly_with_both_intents() -> None:
-    programs = oracle.generate_many(140, seed=3)
+    programs = oracle.generate_many(260, seed=3)
 
-    assert Counter(program.cls for program in programs) == dict.fromkeys(oracle.CLASSES, 20)
+    assert Counter(program.cls for program in programs) == dict.fromkeys(oracle.ALL_CLASSES, 20)
     assert {(p.cls, p.intent) for p in programs} == {
-        (cls, intent) for cls in oracle.CLASSES for intent in ("diverge", "uniform")
+        (cls, intent) for cls in oracle.ALL_CLASSES for intent in ("diverge", "uniform")
     }
+
+
+def test_grammar_v1_programs_are_those_of_the_first_grammar() -> None:
+    # The digest of the first 140 programs of seed 5 before the second family was
+    # added: every v1 program stays byte-identical, so figures measured on v1 compare.
+    programs = oracle.generate_many(140, seed=5, grammar="v1")
+
+    assert _digest(programs) == ("7258ff46459ab53e1e29eb514653a23deda886ec31e71d20220cd030b68fa742")
+    assert {p.cls for p in programs} == set(oracle.CLASSES)
+
+
+def test_grammar_all_interleaves_v1_and_v2_seeds_of_the_same_run() -> None:
+    every = oracle.program_seeds(130, 5)
+    v1 = oracle.program_seeds(70, 5, "v1")
+    v2 = oracle.program_seeds(60, 5, "v2")
+
+    assert sorted(every) == sorted(v1 + v2)
+    assert [oracle.family(seed) for seed in every[:13]] == ["v1"] * 7 + ["v2"] * 6
+    assert {oracle.generate(seed).cls for seed in v2} == set(oracle.CLASSES_V2)
 
 
 # -- the judge (no run) -------------------------------------------------------------
@@ -164,7 +187,7 @@ def test_slice_every_class_has_divergent_and_non_divergent_programs(
     assert len(judged_slice) >= 200
     outcomes = {(item.program.cls, item.diverges) for item in judged_slice}
 
-    assert outcomes == {(cls, diverges) for cls in oracle.CLASSES for diverges in (True, False)}
+    assert outcomes == {(cls, diverges) for cls in oracle.ALL_CLASSES for diverges in (True, False)}
     divergent = sum(item.diverges for item in judged_slice)
     assert 0.35 <= divergent / len(judged_slice) <= 0.65
 

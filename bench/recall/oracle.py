@@ -1,7 +1,7 @@
 """A differential oracle: generated distributed programs, judged by running them.
 
-    python bench/recall/oracle.py [--count 300] [--seed 1] [--out FILE]
-        [--show-disagreements K] [--program SEED] [--known-limits]
+    python bench/recall/oracle.py [--count 300] [--seed 1] [--grammar all|v1|v2]
+        [--out FILE] [--show-disagreements K] [--program SEED] [--known-limits]
 
 Prints the recall and false alarms per class and per rank source, and the
 disagreements per likely reason (:data:`REASONS`, guessed from the features);
@@ -41,8 +41,15 @@ that does not diverge has a *false alarm* when it has any finding of the tier.
 **The grammar.** ``prog.py`` imports ``torch`` and ``torch.distributed as dist``
 and defines ``def main(rank, world_size):``; it works on ``t = torch.ones(2)``
 (and ``out = [torch.zeros(2) for _ in range(world_size)]`` for an all_gather).
-The program's class (``seed % 7``) is its control idiom; the other choices
-are its features (``source=``, ``pred=``, ``flow=``, ``op=``, ``variant=`` ...):
+The program's class is its control idiom; the other choices are its features
+(``source=``, ``pred=``, ``flow=``, ``op=``, ``variant=`` ...). Two families:
+the first grammar (``v1``, :data:`CLASSES`, class ``seed % 7``) for program
+seeds below ``V2_OFFSET`` in their run's block of a million, the second
+(``v2``, :data:`CLASSES_V2`, class ``seed % 6``) from it on, so every v1
+program is byte-identical to what it was before v2 existed. ``--grammar v1``
+runs the first ``count`` v1 seeds (the runs measured before), ``v2`` the v2
+ones, ``all`` (the default) both in turn, 7 of v1 then 6 of v2 (13 classes,
+each as often):
 
 - rank source (``source=``): the ``rank`` parameter; ``dist.get_rank()``;
   ``int(os.environ["RANK"])`` (threads mode gives each rank its own ``RANK``);
@@ -82,6 +89,56 @@ are its features (``source=``, ``pred=``, ``flow=``, ``op=``, ``variant=`` ...):
 - optional: a collective every rank issues before (``prefix``) or after
   (``suffix``) the idiom.
 
+The second family (``v2``; same rank sources, predicates and flows):
+
+- ``unknown-group``: a collective on a group the program does not spell as the
+  default one (``api=``): DTensor ``d.full_tensor()`` or
+  ``d.redistribute(mesh, [Replicate()])`` (``mesh = init_device_mesh("cpu",
+  (world_size,))``, ``d = distribute_tensor(..., mesh, placements=[Shard(0)])``;
+  both run in threads mode), ``mesh.get_group()``, ``pg =
+  dist.new_group(list(range(world_size)))``, ``self.pg`` of a small ``Comm``
+  class, a group passed to a helper (``reduce_on(t, pg)``), under a single-rank
+  test (``== 0``, last, ``r + 1 < 2``, ``== 0 and ...``; uniform: on every
+  rank, a uniform test, ``if r in ranks:`` with ``pg = new_group(ranks)``,
+  ``if r in mesh.mesh.tolist():``, or ``new_group([0])`` under ``r == 0``).
+- ``dict-order``: one collective per key of ``metrics`` (``for name in
+  metrics``, ``.items()``, ``list(metrics.keys())``); keys added under a
+  per-rank draw (``random.random() < 0.5``, ``torch.rand(1).item() < 0.5``:
+  each rank's RNG is seeded apart) or a rank test, a rank-sized
+  comprehension, or the same keys inserted in a rank-dependent order (values
+  of different shapes); uniform: constant keys, rank-dependent values only,
+  ``sorted(metrics)``, or ``sorted(set().union(*gathered))`` after
+  ``dist.all_gather_object(gathered, list(metrics))``.
+- ``state-later``: state set under a rank test in one call and tested before a
+  collective in a later one (``form=``): ``self.last`` (``if step !=
+  self.last``), set in the same or another method, a counter, a dirty flag, a
+  module ``global``; the rank comes from the constructor or
+  ``dist.get_rank()``; uniform: set on every rank, under a uniform test, or
+  the state read for local work only.
+- ``membership``: ``g = dist.new_group([a, a + 1])`` (literal, ``range``, a
+  ``ranks`` variable; ``a`` in 0-2, world sizes from ``a + 2``; every rank
+  calls ``new_group``) and a collective on ``g`` under a test of the global
+  rank that splits the members (``r < a + 1``, ``== a``, ``> a``, ``% 2 ==
+  0``; divergent) or keeps exactly them (``r in [a, a + 1]``, ``a <= r <= a +
+  1``, ``r < 2``, ``r // 2 == a // 2``, ``r in ranks``; uniform). A
+  non-member's collective on ``g`` is a no-op, its broadcast raises: the
+  tests that reach non-members never broadcast.
+- ``decorator``: a decorator defined in ``prog.py`` or the helper module on a
+  function that issues the collective; divergent: the wrapper calls it on rank
+  0 only (``if dist.get_rank() == 0:`` or ``int(os.environ["RANK"])``, an early
+  ``return None``, a factory ``@name(0)``); uniform: it logs (on every rank or
+  on rank 0 only), barriers after the call, or tests the world size. Names
+  (``rank_zero_only``, ``main_only``, ``wrapped``, ``guarded``) are drawn
+  apart from the intent.
+- ``local-exit``: a ``return`` or ``continue`` on rank-local state before the
+  collective: ``records = [x for x in range(r)]`` (in ``main`` or a helper),
+  ``os.path.exists(f"{here}/rank{r}.done")`` (the program's folder holds an
+  empty ``rank0.done``: a file of the program, nothing is written at run
+  time), ``if DEBUG and <single-rank test>:``, a per-rank draw
+  (``torch.rand(1).item() < 0.5``); uniform: records of the world size, the
+  exit after the last collective, a path every rank shares (present or not),
+  the debug flag off, ``not torch.isfinite(t).all()``.
+
 Programs are 5-25 non-blank lines (all files together) and always terminate.
 """
 
@@ -117,6 +174,19 @@ CLASSES: tuple[str, ...] = (
     "helper",
     "sanitised",
 )
+# The second family (``--grammar v2``): program seeds from V2_OFFSET on in each run's
+# block of a million; ``--grammar all`` (the default) interleaves both families.
+CLASSES_V2: tuple[str, ...] = (
+    "unknown-group",
+    "dict-order",
+    "state-later",
+    "membership",
+    "decorator",
+    "local-exit",
+)
+ALL_CLASSES: tuple[str, ...] = CLASSES + CLASSES_V2
+GRAMMARS: dict[str, tuple[str, ...]] = {"v1": CLASSES, "v2": CLASSES_V2, "all": ALL_CLASSES}
+V2_OFFSET = 500_000
 SOURCES: tuple[str, ...] = ("param", "get_rank", "env", "helper-module", "tuple", "attr", "global")
 OPS: tuple[str, ...] = ("all_reduce", "broadcast", "barrier", "all_gather")
 _OP_TEXT: dict[str, str] = {
@@ -194,20 +264,53 @@ def program_seed(seed: int, index: int) -> int:
     return seed * 1_000_000 + index
 
 
+def family(seed: int) -> str:
+    """``v2`` for a program seed in the second half of its block of a million, else ``v1``."""
+    return "v2" if seed % 1_000_000 >= V2_OFFSET else "v1"
+
+
 def generate(seed: int) -> Program:
     """The program of ``seed``: the same seed gives the same program. Its class is
-    ``CLASSES[seed % 7]``, so consecutive seeds cover every class evenly."""
+    ``CLASSES[seed % 7]`` (v1) or ``CLASSES_V2[seed % 6]`` (v2, see :func:`family`),
+    so consecutive seeds cover every class of their family evenly."""
     rng = random.Random(seed)
-    cls = CLASSES[seed % len(CLASSES)]
+    if family(seed) == "v2":
+        maker: type[_Generator] = _GeneratorV2
+        cls = CLASSES_V2[seed % len(CLASSES_V2)]
+    else:
+        maker, cls = _Generator, CLASSES[seed % len(CLASSES)]
     for _ in range(100):
-        program = _Generator(rng, seed, cls).program()
+        program = maker(rng, seed, cls).program()
         if program.size <= MAX_LINES:
             return program
     raise AssertionError(f"no program of at most {MAX_LINES} lines for seed {seed}")
 
 
-def generate_many(count: int, seed: int) -> list[Program]:
-    return [generate(program_seed(seed, index)) for index in range(count)]
+def program_seeds(count: int, seed: int, grammar: str = "all") -> list[int]:
+    """The program seeds of a run: ``v1`` the first ``count`` of the block (the
+    programs of the first grammar, unchanged), ``v2`` those from ``V2_OFFSET`` on,
+    ``all`` both in turn, 7 of v1 then 6 of v2, so every class of both comes as
+    often."""
+    if grammar == "v1":
+        return [program_seed(seed, index) for index in range(count)]
+    if grammar == "v2":
+        return [program_seed(seed, V2_OFFSET + index) for index in range(count)]
+    if grammar != "all":
+        raise ValueError(f"grammar must be one of {', '.join(GRAMMARS)}, got {grammar!r}")
+    seeds = []
+    width = len(ALL_CLASSES)
+    for index in range(count):
+        block, position = divmod(index, width)
+        if position < len(CLASSES):
+            seeds.append(program_seed(seed, block * len(CLASSES) + position))
+        else:
+            offset = block * len(CLASSES_V2) + position - len(CLASSES)
+            seeds.append(program_seed(seed, V2_OFFSET + offset))
+    return seeds
+
+
+def generate_many(count: int, seed: int, grammar: str = "all") -> list[Program]:
+    return [generate(program_seed) for program_seed in program_seeds(count, seed, grammar)]
 
 
 # -- the generator -------------------------------------------------------------
@@ -252,6 +355,13 @@ class _Generator:
         self.w = "world_size"
         self.host = "main"  # or "method": the body is Ctx.run
         self.global_name: str | None = None
+        # Used by the second family (CLASSES_V2) only; empty, they leave v1 programs as they were.
+        self.std_imports: list[str] = []  # "import random", before torch
+        self.torch_imports: list[str] = []  # "from torch.distributed... import ...", after
+        self.init_lines: list[str] = []  # more lines of Ctx.__init__
+        self.extra_files: dict[str, str] = {}  # files besides the modules (markers)
+        self.sizes: tuple[int, ...] | None = None  # world sizes the class needs
+        self.helper_std_imports: list[str] = []  # "import functools", atop the helper module
 
     # -- drawing ---------------------------------------------------------------
     def pick(self, name: str, options: Sequence[str]) -> str:
@@ -321,16 +431,31 @@ class _Generator:
     def local(self) -> None:
         self.body.line(self.rng.choice(_LOCAL_WORK).format(r=self.r))
 
-    def predicate(self, *, uniform: bool) -> str:
+    def predicate(
+        self,
+        *,
+        uniform: bool,
+        names: Sequence[str] | None = None,
+        r: str | None = None,
+        w: str | None = None,
+    ) -> str:
+        """A rank (or, ``uniform``, world-size) predicate of ``names`` (every one by
+        default) on ``r`` and ``w`` (the rank source's by default)."""
         table = UNIFORM_PREDICATES if uniform else RANK_PREDICATES
-        name = self.pick("pred", sorted(table))
-        return table[name].format(r=self.r, w=self.w)
+        name = self.pick("pred", sorted(table) if names is None else sorted(names))
+        return table[name].format(r=self.r if r is None else r, w=self.w if w is None else w)
 
-    def condition(self, *, uniform: bool = False) -> str:
+    def condition(
+        self,
+        *,
+        uniform: bool = False,
+        names: Sequence[str] | None = None,
+        flows: Sequence[str] = FLOWS,
+    ) -> str:
         """A test of the rank (or, ``uniform``, of the world size) through a value flow;
         writes the flow's assignments and returns the expression to test."""
-        pred = self.predicate(uniform=uniform)
-        flow = self.pick("flow", FLOWS)
+        pred = self.predicate(uniform=uniform, names=names)
+        flow = self.pick("flow", flows)
         if flow == "named":
             name = self.rng.choice(_FLAG_VARS)
             self.body.line(f"{name} = {pred}")
@@ -620,7 +745,8 @@ class _Generator:
 
     def prog_file(self) -> str:
         head = ["import os"] if self.imports_os else []
-        head += ["import torch", "import torch.distributed as dist"]
+        head += [*self.std_imports, "import torch", "import torch.distributed as dist"]
+        head += self.torch_imports
         if self.helper_imports:
             head.append(f"from {self.helper_module} import {', '.join(self.helper_imports)}")
         blocks = [head]
@@ -629,6 +755,7 @@ class _Generator:
         blocks += self.module_defs
         if self.host == "method":
             setup = ["self.rank = dist.get_rank()", "self.world_size = world_size"]
+            setup += self.init_lines
             blocks.append(
                 [
                     "class Ctx:",
@@ -645,9 +772,509 @@ class _Generator:
         return "\n\n".join("\n".join(block) for block in blocks) + "\n"
 
     def helper_file(self) -> str:
-        head = ["import torch"] if self.helper_needs_torch else []
+        head = list(self.helper_std_imports)
+        head += ["import torch"] if self.helper_needs_torch else []
         head.append("import torch.distributed as dist")
         return "\n\n".join("\n".join(block) for block in [head, *self.helper_defs]) + "\n"
+
+
+# -- the second family (CLASSES_V2) ----------------------------------------------
+
+
+def _op_call(op: str, *, tensor: str = "t", group: str | None = None, src: str = "0") -> str:
+    """``op`` on ``tensor`` (on ``group`` when given; ``src`` a global rank of it)."""
+    on = f", group={group}" if group else ""
+    if op == "all_reduce":
+        return f"dist.all_reduce({tensor}{on})"
+    if op == "broadcast":
+        return f"dist.broadcast({tensor}, src={src}{on})"
+    if op == "barrier":
+        return f"dist.barrier(group={group})" if group else "dist.barrier()"
+    return f"dist.all_gather(out, {tensor}{on})"
+
+
+_GROUP_OPS = ("all_reduce", "broadcast", "barrier")  # no `out` list needed
+_DECORATORS = ("rank_zero_only", "main_only", "wrapped", "guarded")
+_DECORATED = ("save", "log_metrics", "checkpoint")
+
+
+class _GeneratorV2(_Generator):
+    """The classes of CLASSES_V2; same rank sources, flows and assembly as v1."""
+
+    last_exit = False  # the idiom's exit must stay after the last collective: no suffix
+
+    def program(self) -> Program:
+        diverge = self.rng.random() < 0.5
+        self.rank_source()
+        if self.rng.random() < 0.3:
+            self.features.append("prefix")
+            self.collective("all_reduce")
+        getattr(self, "class_" + self.cls.replace("-", "_"))(diverge)
+        if self.rng.random() < 0.25 and not self.last_exit:
+            self.features.append("suffix")
+            self.collective("barrier")
+        sizes = (2, 3, 4) if self.rng.random() < 1 / 3 else (2, 3)
+        files = {"prog.py": self.prog_file()}
+        if self.helper_defs:
+            files[self.helper_module + ".py"] = self.helper_file()
+        files.update(self.extra_files)
+        return Program(
+            seed=self.seed,
+            cls=self.cls,
+            intent="diverge" if diverge else "uniform",
+            features=tuple(self.features),
+            files=files,
+            world_sizes=self.sizes or sizes,
+        )
+
+    def use(self, op: str) -> str:
+        """Pick ``op`` as the program's; an all_gather needs ``out``."""
+        self.op = op
+        if op == "all_gather":
+            self.ops_used.add("all_gather")
+        return op
+
+    def import_dtensor(self, *names: str) -> None:
+        self.torch_imports.append("from torch.distributed.device_mesh import init_device_mesh")
+        if names:
+            self.torch_imports.append(f"from torch.distributed.tensor import {', '.join(names)}")
+
+    # -- unknown-group -------------------------------------------------------------
+    def class_unknown_group(self, diverge: bool) -> None:
+        body, w = self.body, self.w
+        api = self.pick(
+            "api",
+            ("full_tensor", "redistribute", "mesh-group", "new-group", "stored-group", "group-arg"),
+        )
+        if diverge:
+            variant = self.pick("variant", ("if", "if-else-local"))
+        else:
+            options = ["every-rank", "uniform-test"]
+            if api in ("new-group", "group-arg"):
+                options += ["member-guard", "one-member"]
+            if api in ("full_tensor", "redistribute", "mesh-group"):
+                options.append("mesh-member-guard")
+            variant = self.pick("variant", options)
+        grouped = api in ("stored-group", "group-arg") or variant in ("member-guard", "one-member")
+        if api not in ("full_tensor", "redistribute"):
+            op = self.use(self.pick("op", _GROUP_OPS if grouped else OPS))
+        if api in ("full_tensor", "redistribute"):
+            self.import_dtensor(
+                "Shard", "distribute_tensor", *(("Replicate",) if api == "redistribute" else ())
+            )
+            body.line(f'mesh = init_device_mesh("cpu", ({w},))')
+            body.line(f"d = distribute_tensor(torch.ones(2 * {w}), mesh, placements=[Shard(0)])")
+            call = (
+                "full = d.full_tensor()"
+                if api == "full_tensor"
+                else "full = d.redistribute(mesh, [Replicate()]).to_local()"
+            )
+        elif api == "mesh-group":
+            self.import_dtensor()
+            body.line(f'mesh = init_device_mesh("cpu", ({w},))')
+            body.line("g = mesh.get_group()")
+            call = _op_call(op, group="g")
+        elif api == "stored-group":
+            self.module_defs.append(
+                [
+                    "class Comm:",
+                    "    def __init__(self, world_size):",
+                    "        self.pg = dist.new_group(list(range(world_size)))",
+                    "    def sync(self, t):",
+                    f"        {_op_call(op, group='self.pg')}",
+                ]
+            )
+            body.line(f"comm = Comm({w})")
+            call = "comm.sync(t)"
+        else:
+            if variant == "member-guard":
+                body.line(f"ranks = list(range(0, {w}, 2))")
+                body.line("pg = dist.new_group(ranks)")
+            elif variant == "one-member":
+                body.line("pg = dist.new_group([0])")
+            else:
+                body.line(f"pg = dist.new_group(list(range({w})))")
+            if api == "group-arg":
+                where = self.pick("where", ("same-file", "module"))
+                lines = ["def reduce_on(t, group=None):", f"    {_op_call(op, group='group')}"]
+                if where == "module":
+                    self.helper_defs.append(lines)
+                    self.helper_imports.append("reduce_on")
+                else:
+                    self.module_defs.append(lines)
+                call = "reduce_on(t, pg)"
+            else:
+                call = _op_call(op, group="pg")
+        if diverge:
+            single = ("eq0", "last", "plus", "and")
+            with body.block(f"if {self.condition(names=single, flows=FLOWS[:4])}:"):
+                body.line(call)
+            if variant == "if-else-local":
+                with body.block("else:"):
+                    self.local()
+            return
+        if variant == "every-rank":
+            body.line(call)
+            return
+        test = {
+            "uniform-test": lambda: self.condition(uniform=True),
+            "member-guard": lambda: f"{self.r} in ranks",
+            "one-member": lambda: f"{self.r} == 0",
+            "mesh-member-guard": lambda: f"{self.r} in mesh.mesh.tolist()",
+        }[variant]()
+        with body.block(f"if {test}:"):
+            body.line(call)
+
+    # -- dict-order ------------------------------------------------------------------
+    def draw_test(self, kinds: Sequence[str]) -> str:
+        """A per-rank random draw (or a rank test) to add a key under."""
+        kind = self.pick("draw", kinds)
+        if kind == "random":
+            self.std_imports.append("import random")
+            return "random.random() < 0.5"
+        if kind == "torch":
+            return "torch.rand(1).item() < 0.5"
+        return self.condition()
+
+    def class_dict_order(self, diverge: bool) -> None:
+        body = self.body
+        if diverge:
+            variant = self.pick("variant", ("random-key", "rank-key", "records", "order"))
+        else:
+            variant = self.pick(
+                "variant", ("const-keys", "rank-values", "sorted-union", "sorted-order")
+            )
+        ordered = variant in ("order", "sorted-order")
+        op = self.use(self.pick("op", ("all_reduce", "broadcast") if ordered else OPS))
+        if variant == "random-key":
+            body.line('metrics = {"loss": t}')
+            with body.block(f"if {self.draw_test(('random', 'torch'))}:"):
+                body.line('metrics["acc"] = t * 2')
+        elif variant == "rank-key":
+            body.line('metrics = {"loss": t}')
+            with body.block(f"if {self.condition()}:"):
+                body.line('metrics["extra"] = t + 1')
+        elif variant == "records":
+            trips = self.trip_count(uniform=False)
+            body.line(f'metrics = {{f"m{{i}}": t * i for i in range({trips})}}')
+        elif ordered:
+            body.line('names = ["loss", "acc"]')
+            with body.block(f"if {self.condition()}:"):
+                body.line("names.reverse()")
+            body.line("metrics = {}")
+            with body.block("for name in names:"):
+                body.line("metrics[name] = torch.ones(len(name))")
+        elif variant == "const-keys":
+            body.line('metrics = {"loss": t, "acc": t * 2}')
+        elif variant == "rank-values":
+            body.line(f'metrics = {{"loss": t, "acc": t * {self.r}}}')
+        else:  # sorted-union
+            body.line('metrics = {"loss": t}')
+            with body.block(f"if {self.draw_test(('random', 'torch', 'rank'))}:"):
+                body.line('metrics["acc"] = t * 2')
+            body.line(f"gathered = [None] * {self.w}")
+            body.line("dist.all_gather_object(gathered, list(metrics))")
+            with body.block("for name in sorted(set().union(*gathered)):"):
+                body.line(_op_call(op, tensor="metrics.get(name, torch.zeros(2))"))
+            return
+        if variant == "sorted-order":
+            loop = "for name in sorted(metrics):"
+            value = "metrics[name]"
+        else:
+            kind = self.pick("loop", ("keys", "items", "list"))
+            loop = {
+                "keys": "for name in metrics:",
+                "items": "for name, value in metrics.items():",
+                "list": "for name in list(metrics.keys()):",
+            }[kind]
+            value = "value" if kind == "items" else "metrics[name]"
+        with body.block(loop):
+            body.line(_op_call(op, tensor=value))
+
+    # -- state-later -----------------------------------------------------------------
+    def class_state_later(self, diverge: bool) -> None:
+        body = self.body
+        form = self.pick("form", ("last-pushed", "set-elsewhere", "counter", "flag", "global"))
+        rank_in = "query" if form == "global" else self.pick("rank-in", ("ctor", "query"))
+        if diverge:
+            variant = "rank-guard"
+        else:
+            variant = self.pick("variant", ("every-rank", "uniform-guard", "local-read"))
+        op = _op_call(self.use(self.pick("op", _GROUP_OPS)))
+        me = "self.me" if rank_in == "ctor" else "dist.get_rank()"
+        if variant == "uniform-guard":
+            guard = self.predicate(uniform=True, r=me, w="dist.get_world_size()")
+        elif variant != "every-rank":
+            guard = self.predicate(uniform=False, r=me, w="dist.get_world_size()")
+
+        def guarded(lines: list[str], indent: str) -> list[str]:
+            if variant == "every-rank":
+                return [indent + line for line in lines]
+            return [f"{indent}if {guard}:", *(f"{indent}    {line}" for line in lines)]
+
+        def reading(test: str, indent: str, then: Sequence[str] = ()) -> list[str]:
+            if variant == "local-read":
+                return [f"{indent}if {test}:", f"{indent}    t = t * 2", indent + op, *then]
+            return [f"{indent}if {test}:", f"{indent}    {op}", *(f"    {x}" for x in then)]
+
+        if form == "global":
+            self.module_defs.append(["_LAST = -1"])
+            self.module_defs.append(
+                [
+                    "def push(step, t):",
+                    "    global _LAST",
+                    *reading("step != _LAST", "    "),
+                    *guarded(["_LAST = step"], "    "),
+                ]
+            )
+            steps = self.pick("steps", ("(0, 0, 1)", "[1, 1]"))
+            with body.block(f"for step in {steps}:"):
+                body.line("push(step, t)")
+            return
+        init = {
+            "last-pushed": "self.last = -1",
+            "set-elsewhere": "self.last = -1",
+            "counter": "self.count = 0",
+            "flag": "self.dirty = False",
+        }[form]
+        ctor = ["class Tracker:"]
+        if rank_in == "ctor":
+            ctor += ["    def __init__(self, me):", "        self.me = me"]
+        else:
+            ctor += ["    def __init__(self):"]
+        ctor.append(f"        {init}")
+        made = f"Tracker({self.r})" if rank_in == "ctor" else "Tracker()"
+        if form == "last-pushed":
+            methods = [
+                "    def push(self, step, t):",
+                *reading("step != self.last", "        "),
+                *guarded(["self.last = step"], "        "),
+            ]
+            body.line(f"tr = {made}")
+            steps = self.pick("steps", ("(0, 0, 1)", "[1, 1]"))
+            with body.block(f"for step in {steps}:"):
+                body.line("tr.push(step, t)")
+        elif form == "set-elsewhere":
+            methods = [
+                "    def mark(self, step):",
+                *guarded(["self.last = step"], "        "),
+                "    def push(self, step, t):",
+                *reading("step != self.last", "        "),
+            ]
+            body.line(f"tr = {made}")
+            body.line("tr.mark(0)")
+            body.line("tr.push(0, t)")
+        elif form == "counter":
+            methods = [
+                "    def step(self, t):",
+                *reading("self.count > 0", "        "),
+                *guarded(["self.count += 1"], "        "),
+            ]
+            body.line(f"tr = {made}")
+            with body.block("for _ in range(2):"):
+                body.line("tr.step(t)")
+        else:  # flag
+            methods = [
+                "    def update(self):",
+                *guarded(["self.dirty = True"], "        "),
+                "    def flush(self, t):",
+                *reading("self.dirty", "        ", then=["        self.dirty = False"]),
+            ]
+            body.line(f"tr = {made}")
+            body.line("tr.update()")
+            body.line("tr.flush(t)")
+        self.module_defs.append([*ctor, *methods])
+
+    # -- membership ------------------------------------------------------------------
+    def class_membership(self, diverge: bool) -> None:
+        body, r = self.body, self.r
+        lo = int(self.pick("first-member", ("0", "0", "1", "2")))
+        self.sizes = {1: (3, 4), 2: (4,)}.get(lo)
+        spelling = self.pick("members", ("literal", "range", "variable"))
+        if spelling == "variable":
+            body.line(f"ranks = [{lo}, {lo + 1}]")
+        members = {
+            "literal": f"[{lo}, {lo + 1}]",
+            "range": f"list(range({lo}, {lo + 2}))",
+            "variable": "ranks",
+        }[spelling]
+        body.line(f"g = dist.new_group({members})")
+        if diverge:
+            guards = {
+                "lt-second": f"{r} < {lo + 1}",
+                "eq-first": f"{r} == {lo}",
+                "eq-second": f"{r} == {lo + 1}",
+                "gt-first": f"{r} > {lo}",
+                "even": f"{r} % 2 == 0",
+            }
+        else:
+            guards = {"in-list": f"{r} in [{lo}, {lo + 1}]", "between": f"{lo} <= {r} <= {lo + 1}"}
+            if lo == 0:
+                guards["lt-end"] = f"{r} < 2"
+            if lo % 2 == 0:
+                guards["pair"] = f"{r} // 2 == {lo // 2}"
+            if spelling == "variable":
+                guards["in-ranks"] = f"{r} in ranks"
+        guard = self.pick("guard", sorted(guards))
+        pred = guards[guard]
+        # A non-member's broadcast raises (its `src` is not in the group): not for them.
+        reaches_others = guard in ("gt-first", "even") or (guard == "lt-second" and lo > 0)
+        ops = [op for op in OPS if op != "broadcast" or not reaches_others]
+        op = self.use(self.pick("op", ops))
+        if op == "all_gather":
+            self.ops_used.discard("all_gather")
+            body.line("out = [torch.zeros(2) for _ in range(2)]")
+        flow = self.pick("flow", ("inline", "named", "ternary"))
+        if flow == "named":
+            name = self.rng.choice(_FLAG_VARS)
+            body.line(f"{name} = {pred}")
+            pred = name
+        elif flow == "ternary":
+            body.line(f"x = 1 if {pred} else 0")
+            pred = "x == 1"
+        with body.block(f"if {pred}:"):
+            body.line(_op_call(op, group="g", src=str(lo)))
+
+    # -- decorator -------------------------------------------------------------------
+    def class_decorator(self, diverge: bool) -> None:
+        where = self.pick("where", ("same-file", "module"))
+        name = self.rng.choice(_DECORATORS)
+        fn = self.rng.choice(_DECORATED)
+        if diverge:
+            variant = self.pick("variant", ("guard-call", "guard-return", "factory"))
+        else:
+            variant = self.pick("variant", ("log", "rank-log", "sync-after", "uniform-guard"))
+        wraps = variant != "factory" and self.pick("wraps", ("yes", "no")) == "yes"
+        guard_source = self.pick("guard-source", ("get_rank", "env"))
+        me = 'int(os.environ["RANK"])' if guard_source == "env" else "dist.get_rank()"
+        op = _op_call(self.use(self.pick("op", _GROUP_OPS)))
+        call = "return fn(*args, **kwargs)"
+        inner = {
+            "guard-call": [f"if {me} == 0:", f"    {call}", "return None"],
+            "guard-return": [f"if {me} != 0:", "    return None", call],
+            "factory": [f"if {me} == which:", f"    {call}"],
+            "log": ['print("calling", fn.__name__)', call],
+            "rank-log": [f"if {me} == 0:", '    print("calling", fn.__name__)', call],
+            "sync-after": ["out = fn(*args, **kwargs)", "dist.barrier()", "return out"],
+            "uniform-guard": ["if dist.get_world_size() > 1:", f"    {call}", "return None"],
+        }[variant]
+        uses_os = any("os.environ" in line for line in inner)
+        if variant == "factory":
+            deco = [
+                f"def {name}(which):",
+                "    def deco(fn):",
+                "        def wrapper(*args, **kwargs):",
+                *(f"            {line}" for line in inner),
+                "        return wrapper",
+                "    return deco",
+            ]
+            applied = f"@{name}(0)"
+        else:
+            deco = [f"def {name}(fn):"]
+            if wraps:
+                deco.append("    @functools.wraps(fn)")
+            deco += [
+                "    def wrapper(*args, **kwargs):",
+                *(f"        {line}" for line in inner),
+                "    return wrapper",
+            ]
+            applied = f"@{name}"
+        if where == "module":
+            self.helper_defs.append(deco)
+            self.helper_imports.append(name)
+            if wraps:
+                self.helper_std_imports.append("import functools")
+            if uses_os:
+                self.helper_std_imports.insert(0, "import os")
+        else:
+            self.module_defs.append(deco)
+            if wraps:
+                self.std_imports.append("import functools")
+            if uses_os:
+                self.imports_os = True
+        self.module_defs.append([applied, f"def {fn}(t):", f"    {op}"])
+        self.body.line(f"{fn}(t)")
+
+    # -- local-exit ------------------------------------------------------------------
+    def class_local_exit(self, diverge: bool) -> None:
+        body = self.body
+        if diverge:
+            variant = self.pick(
+                "variant", ("records", "records-continue", "path", "debug", "sanity")
+            )
+        else:
+            variant = self.pick(
+                "variant",
+                ("records-uniform", "records-after", "path-uniform", "debug-off", "sanity-uniform"),
+            )
+        op = _op_call(self.use(self.pick("op", ("barrier", "barrier", "all_reduce", "broadcast"))))
+        if variant.startswith("records"):
+            bound = self.w if variant == "records-uniform" else self.r
+            body.line(f"records = [x for x in range({bound})]")
+            empty = self.pick("empty-test", ("not", "len"))
+            test = "not records" if empty == "not" else "len(records) == 0"
+            if variant == "records-continue":
+                with body.block("for i in range(2):"):
+                    with body.block("if len(records) <= i:"):
+                        body.line("continue")
+                    body.line(op)
+                return
+            if variant == "records-after":
+                self.last_exit = True
+                body.line(op)
+                with body.block(f"if {test}:"):
+                    body.line("return")
+                self.local()
+                return
+            if self.pick("in-helper", ("no", "yes")) == "yes":
+                self.module_defs.append(
+                    ["def flush(records, t):", f"    if {test}:", "        return", f"    {op}"]
+                )
+                body.line("flush(records, t)")
+                return
+            with body.block(f"if {test}:"):
+                body.line("return")
+            body.line(op)
+            return
+        if variant.startswith("path"):
+            self.imports_os = True
+            body.line("here = os.path.dirname(__file__)")
+            if variant == "path":
+                path = f'f"{{here}}/rank{{{self.r}}}.done"'
+                self.extra_files["rank0.done"] = ""
+            else:
+                path = 'f"{here}/ready.done"'
+                if self.pick("marker", ("absent", "present")) == "present":
+                    self.extra_files["ready.done"] = ""
+            with body.block(f"if os.path.exists({path}):"):
+                body.line("return")
+            body.line(op)
+            return
+        if variant.startswith("debug"):
+            source = self.pick("debug-from", ("constant", "env"))
+            on = variant == "debug"
+            if source == "constant":
+                self.module_defs.append([f"DEBUG = {on}"])
+                flag = "DEBUG"
+            else:
+                self.imports_os = True
+                default = "1" if on else "0"
+                body.line(f'debug = os.environ.get("ORACLE_DEBUG", "{default}") == "1"')
+                flag = "debug"
+            single = self.predicate(uniform=False, names=("eq0", "last", "plus"))
+            with body.block(f"if {flag} and {single}:"):
+                body.line("return")
+            body.line(op)
+            return
+        if variant == "sanity":
+            body.line("x = torch.rand(1).item()")
+            with body.block("if x < 0.5:"):
+                body.line('print("skipping a bad batch")')
+                body.line("return")
+        else:
+            with body.block("if not torch.isfinite(t).all():"):
+                body.line("return")
+        body.line(op)
 
 
 # -- running -------------------------------------------------------------------
@@ -957,7 +1584,48 @@ REASONS: dict[str, str] = {
         "collective of the same divergence"
     ),
     "false-alarm": "a finding on a program that never diverges",
+    # The second family (CLASSES_V2): the class's idiom is the likely reason.
+    "unknown-group": (
+        "a collective on a group ranklint does not resolve (DTensor `full_tensor`/"
+        "`redistribute`, a mesh's group, `new_group` kept in a variable, an attribute or "
+        "an argument) under a single-rank test"
+    ),
+    "per-rank-keys": (
+        "a loop over a dict whose keys, or their order, depend on per-rank data "
+        "(a random draw, the rank, a rank-sized comprehension)"
+    ),
+    "state-across-calls": (
+        "state set under a rank test in one call (an attribute, a counter, a module "
+        "global) and tested before a collective in a later call"
+    ),
+    "explicit-members": (
+        "a rank test against the explicit members of `new_group([a, b])`: one that splits "
+        "them is not reported, one that keeps exactly them together may be"
+    ),
+    "rank-decorator": "a decorator of the program that calls the function on one rank only",
+    "decorator-name": (
+        "a decorator named like a rank-zero guard (`rank_zero_only`) that calls the "
+        "function on every rank"
+    ),
+    "rank-local-exit": (
+        "a `return` or `continue` on rank-local state (a rank-sized record list, a file "
+        "per rank, a random draw, a debug flag and the rank)"
+    ),
+    "draw-source": (
+        "the test is of a per-rank random draw (`random.random()`, `torch.rand`): medium"
+    ),
+    "dead-debug-flag": "a rank test behind a debug flag that is off (`DEBUG = False`)",
     "unexplained": "no known reason: read the program",
+}
+
+
+_CLASS_REASONS: dict[str, str] = {
+    "unknown-group": "unknown-group",
+    "dict-order": "per-rank-keys",
+    "state-later": "state-across-calls",
+    "membership": "explicit-members",
+    "decorator": "rank-decorator",
+    "local-exit": "rank-local-exit",
 }
 
 
@@ -965,13 +1633,25 @@ def likely_reason(item: Judged, tier: Confidence) -> str:
     """The key in :data:`REASONS` of why ``item`` disagrees in ``tier`` (a guess)."""
     verdict = item.verdict(tier)
     features = set(item.program.features)
+    cls = item.program.cls
     if verdict == "false-alarm":
+        if cls == "decorator":
+            return "decorator-name"
+        if cls == "local-exit" and "variant=debug-off" in features:
+            return "dead-debug-flag"
+        if cls == "membership":
+            return "explicit-members"
         return "false-alarm"
     if verdict == "elsewhere":
         return "first-mismatch"
     caught_below = item.verdict(Confidence.MEDIUM) == "caught"
+    drawn = {"variant=sanity", "variant=random-key"} & features
+    if tier is Confidence.HIGH and caught_below and drawn:
+        return "draw-source"
     if tier is Confidence.HIGH and "source=param" in features and caught_below:
         return "name-only-source"
+    if cls in _CLASS_REASONS:
+        return _CLASS_REASONS[cls]
     if {"variant=op", "op=all_reduce", "other=all_reduce_max"} <= features:
         return "reduce-op"
     # The structural reasons first: a dict read back would still leave them.
@@ -1060,6 +1740,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=300, help="programs to generate")
     parser.add_argument("--seed", type=int, default=1, help="seed of the run")
+    parser.add_argument(
+        "--grammar",
+        choices=sorted(GRAMMARS),
+        default="all",
+        help="v1: the first seven classes (programs as before); v2: the second family; all: both",
+    )
     parser.add_argument("--out", type=Path, help="write every program as JSON lines here")
     parser.add_argument(
         "--show-disagreements", type=int, default=0, metavar="K", help="print the K smallest"
@@ -1077,12 +1763,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(describe(judge_many([generate(args.program)])[0]))
         return 0
     started = time.perf_counter()
-    judged = judge_many(generate_many(args.count, args.seed))
+    judged = judge_many(generate_many(args.count, args.seed, args.grammar))
     elapsed = time.perf_counter() - started
     if args.known_limits:
         print(known_limits(judged))
         return 0
-    print(f"## Differential oracle: {args.count} programs, seed {args.seed}\n")
+    print(f"## Differential oracle: {args.count} programs, seed {args.seed}, {args.grammar}\n")
     print(table(judged, _by_class, "class") + "\n")
     print(table(judged, _by_source, "rank source") + "\n")
     print(reasons_table(judged) + "\n")
