@@ -1,0 +1,69 @@
+"""Every rank reaches the barriers around validation; rank 0 validates on model.module.
+
+Report: https://github.com/jpata/particleflow/pull/233
+Class: A rank-divergent collective
+"""
+
+import torch
+import torch.distributed as dist
+
+
+@torch.no_grad()
+def validation_run(rank, world_size, model, train_loader, valid_loader, tensorboard_writer=None):
+    with torch.no_grad():
+        optimizer = None
+        ret = train(rank, world_size, model, train_loader, valid_loader, optimizer, tensorboard_writer)
+    return ret
+
+
+def train(rank, world_size, model, train_loader, valid_loader, optimizer, tensorboard_writer=None):
+    is_train = not (optimizer is None)
+    loader = train_loader if is_train else valid_loader
+    model.train() if is_train else model.eval()
+
+    losses = {"Total": 0.0}
+    for i, batch in enumerate(loader):
+        event = batch.to(rank)
+        if is_train:
+            pred_ids_one_hot, pred_momentum, pred_charge = model(event)
+        else:
+            if world_size > 1:  # validation run is only run on a single machine
+                pred_ids_one_hot, pred_momentum, pred_charge = model.module(event)
+            else:
+                pred_ids_one_hot, pred_momentum, pred_charge = model(event)
+        loss = compute_loss(event, pred_ids_one_hot, pred_momentum, pred_charge)
+        if is_train:
+            for param in model.parameters():
+                param.grad = None
+            loss.backward()
+            optimizer.step()
+        losses["Total"] += loss.detach().cpu().item()
+    return losses
+
+
+def train_mlpf(rank, world_size, model, train_loader, valid_loader, n_epochs, lr, outpath, tensorboard_writer):
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+
+    for epoch in range(n_epochs):
+        # training step
+        losses_t = train(rank, world_size, model, train_loader, valid_loader, optimizer, tensorboard_writer)
+
+        # validation step on a single machine
+        if world_size > 1:
+            dist.barrier()
+        if (rank == 0) or (rank == "cpu"):
+            losses_v = validation_run(rank, world_size, model, train_loader, valid_loader, tensorboard_writer)
+        if world_size > 1:
+            dist.barrier()
+
+        if (rank == 0) or (rank == "cpu"):
+            for k, v in losses_v.items():
+                tensorboard_writer.add_scalar("epoch/valid_loss_" + k, v, epoch)
+
+            tensorboard_writer.flush()
+
+            if isinstance(model, torch.nn.parallel.DistributedDataParallel):
+                state_dict = model.module.state_dict()
+            else:
+                state_dict = model.state_dict()
+            torch.save(state_dict, f"{outpath}/best_epoch_weights.pth")

@@ -1,0 +1,38 @@
+"""self.log() of the validation metrics runs on global rank 0 only and Lightning deadlocks.
+
+Report: https://github.com/dvl-tum/center-group/pull/2
+Class: D implicit framework collective
+
+Static reach: visible across one call in this file; validation_epoch_end() calls
+self._log_metrics() under `if self.global_rank == 0:`, and _log_metrics() calls
+LightningModule.self.log() without `rank_zero_only=True`, so Lightning waits for the
+other processes to log the same keys.
+"""
+
+from pytorch_lightning import LightningModule
+
+
+class CenterGroup(LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return self.forward(**batch, return_loss=False)
+
+    def validation_epoch_end(self, outputs):
+        if self.trainer.test_dataloaders:
+            dataset = self.trainer.test_dataloaders[0].dataset
+        else:
+            dataset = self.trainer.val_dataloaders[0].dataset
+
+        all_out = collect_results_gpu(outputs, len(dataset))
+
+        if self.global_rank == 0:
+            results = dataset.evaluate(all_out, self.logger.root_dir)
+            self._log_metrics(results, 'val', prefix=None)  # expect: RNK102
+
+            return results
+
+    def _log_metrics(self, loss_dict, train_val, prefix='loss'):
+        for loss_name, loss_val in loss_dict.items():
+            log_str = f"{loss_name}/{train_val}"
+            if prefix:
+                log_str = f"{prefix}/{log_str}"
+            self.log(log_str, loss_val)

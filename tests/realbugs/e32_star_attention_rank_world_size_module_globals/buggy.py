@@ -1,0 +1,51 @@
+"""RANK and WORLD_SIZE are read when the model module is imported, before the process group exists, so every rank gets 0 and 1.
+
+Report: https://github.com/NVIDIA/Star-Attention/pull/5
+Class: E import-time distributed state
+
+Static reach: visible in this file; the module-level `if dist.is_initialized():` falls
+through to `RANK = 0` / `WORLD_SIZE = 1` because run_star_attn_inference.py imports
+model.py (which imports star_attention.modeling_llama) at the top, before
+init_distributed() calls dist.init_process_group(). forward() then checks the
+last-rank kv-cache condition against these stale globals on every rank.
+"""
+
+from typing import Optional, Tuple
+
+import torch
+import torch.distributed as dist
+from transformers.cache_utils import Cache
+from transformers.models.llama.modeling_llama import LlamaFlashAttention2
+
+if dist.is_initialized():
+    RANK = dist.get_rank()  # expect: RNK111
+    WORLD_SIZE = dist.get_world_size()
+else:
+    RANK = 0
+    WORLD_SIZE = 1
+
+
+class StarLlamaFlashAttention2(LlamaFlashAttention2):
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        attention_mask: Optional[torch.LongTensor] = None,
+        position_ids: Optional[torch.LongTensor] = None,
+        past_key_value: Optional[Cache] = None,
+        output_attentions: bool = False,
+        use_cache: bool = False,
+        cache_position: Optional[torch.LongTensor] = None,
+        position_embeddings: Optional[Tuple[torch.Tensor, torch.Tensor]] = None,
+        num_ring_steps: int = 0,
+        enable_star_attn: bool = False,
+    ):
+        if (
+            enable_star_attn
+            and RANK != WORLD_SIZE - 1
+            and (past_key_value is None or past_key_value.get_seq_length(self.layer_idx) == 0)
+        ):
+            raise ValueError('With Star Attention, only the last rank should have a non-empty kv-cache')
+
+        bsz, q_len, _ = hidden_states.size()
+        query_states = self.q_proj(hidden_states)
+        return query_states

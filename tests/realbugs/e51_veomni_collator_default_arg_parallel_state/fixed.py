@@ -1,0 +1,40 @@
+"""The default collator is built in __init__, after the parallel state exists.
+
+Report: https://github.com/ByteDance-Seed/VeOmni/pull/517
+Class: E import-time distributed state
+"""
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from torch.utils.data import IterableDataset
+
+from veomni.distributed.parallel_state import get_parallel_state
+
+
+@dataclass
+class DataCollatorWithPositionIDs:
+    mask_boundary_labels: bool = True
+
+    def __post_init__(self):
+        self.sp_enabled = get_parallel_state().sp_enabled
+
+
+class DynamicBatchingSizeDataset(IterableDataset):
+    def __init__(
+        self,
+        dataset: IterableDataset,
+        micro_batch_seq_length: int,
+        ready_for_micro_batch_threshold: int,
+        dynamic_batching_collate_fn: Optional[Callable] = None,
+        save_by_idx: bool = True,
+        get_length_fn: Optional[Callable] = len,
+    ):
+        self.dataset = dataset
+        if dynamic_batching_collate_fn is None:
+            dynamic_batching_collate_fn = DataCollatorWithPositionIDs()
+        self.dynamic_batching_collate_fn = dynamic_batching_collate_fn
+        self.ready_for_micro_batch_threshold = ready_for_micro_batch_threshold
+        self.micro_batch_seq_length = micro_batch_seq_length
+        self.save_by_idx = save_by_idx
+        self.get_length_fn = get_length_fn
