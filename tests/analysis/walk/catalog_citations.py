@@ -132,6 +132,9 @@ CONFIRMED: dict[str, tuple[str, ...]] = {
         )
         for method in ("__call__", "forward", "generate")
     },
+    "torch.nn.parallel.DistributedDataParallel": (
+        f"{_FSDP}::test_ddp_construction_verifies_shapes_and_broadcasts_module_states",
+    ),
     **{
         f"torch.nn.parallel.DistributedDataParallel.{method}": (
             f"{_FSDP}::test_ddp_forward_of_a_model_with_buffers_broadcasts_them",

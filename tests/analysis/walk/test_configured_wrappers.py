@@ -284,3 +284,32 @@ def test_bind_target_of_an_empty_tuple_from_deepspeed_initialize_binds_nothing()
     table.bind_target(cst.Tuple([]), call)
 
     assert table.instance_of("engine") is None
+
+
+_BUILD = """
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def build(net, local_rank, pg):
+    TEST
+        model = WRAP
+"""
+
+
+@pytest.mark.parametrize(
+    ("test", "wrap", "reported"),
+    [
+        ("if dist.get_rank() == 0:", "DDP(net)", True),
+        ("if dist.get_rank() == 0:", "DDP(net, device_ids=[local_rank])", True),
+        ("if local_rank != -1:", "DDP(net, device_ids=[local_rank])", False),
+        ("if dist.is_initialized():", "DDP(net)", False),
+        ("if dist.get_rank() == 0:", "DDP(net, process_group=pg)", False),
+    ],
+)
+def test_rnk102_on_building_a_ddp_model_on_some_ranks_reports_the_construction(
+    test: str, wrap: str, reported: bool
+) -> None:
+    source = _BUILD.replace("TEST", test).replace("WRAP", wrap)
+    expected = [(7, "RNK102")] if reported else []  # the line of `DDP(...)`
+    assert codes_by_line(source, select=SELECT) == expected

@@ -9,6 +9,7 @@ import pytest
 
 from ranklint import Config, lint_source
 from ranklint.testing import actual_findings, expected_findings
+from tests.conftest import codes_by_line
 from tests.fix_cases import dedented, rule_findings, rule_fixed
 
 
@@ -206,3 +207,27 @@ def test_ignored_process_group_messages_name_the_call_and_the_parameter() -> Non
     assert barrier.fix.message == "Pass the function's group: `group=dp_group`"
     assert division.message == "`get_world_size()`" + tail
     assert division.fix is None
+
+
+_LOOKAHEAD = """
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def train(rank, net, images):
+    model = DDP(net)
+    if rank == 0:
+        model(images)
+    dist.barrier()
+"""
+
+
+def test_rnk108_looking_ahead_in_a_function_leaves_rnk102_s_findings_alone() -> None:
+    """RNK108 reads the collectives of a function before the walk reaches them; a
+    call it reads early (`model(images)`, before `model = DDP(net)` is bound) must
+    still be classified where the walk meets it."""
+    alone = codes_by_line(_LOOKAHEAD, select=("RNK102",))
+    together = codes_by_line(_LOOKAHEAD, select=("RNK102", "RNK108"))
+
+    assert alone == [(8, "RNK102")]
+    assert [pair for pair in together if pair[1] == "RNK102"] == alone

@@ -422,6 +422,15 @@ _CHECKPOINTING: tuple[CallSpec, ...] = (
         requires=ZERO3_CONFIG,
         requires_file=True,
     ),
+    # Building a DDP model verifies the parameter shapes across ranks (an
+    # all_gather) and broadcasts rank 0's module states (measured on 2 threaded
+    # ranks: all_gather, broadcast, broadcast; test_catalog_confirmed_fsdp.py).
+    CallSpec(
+        "torch.nn.parallel.DistributedDataParallel",
+        CallKind.COLLECTIVE,
+        _DDP,
+        group=ParamRef("process_group"),
+    ),
     # DDP's forward broadcasts the module's buffers from rank 0 first
     # (`broadcast_buffers=True`, the default; measured on gloo: a rank-0-only
     # forward of a DDP model with a BatchNorm hangs, in eval() and no_grad()

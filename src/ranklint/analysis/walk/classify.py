@@ -66,6 +66,13 @@ class CallClassifier:
             found = self._classified[key] = self._configured(node, *self._classify(node))
         return found
 
+    def peek(self, node: cst.Call) -> tuple[CallSpec | None, str | None]:
+        """``classify`` for a call the walk has not reached yet (a look-ahead):
+        not cached, since the names it resolves may be bound between here and
+        there (`model = DDP(net)`, then `model(x)`)."""
+        found = self._classified.get(id(node))
+        return found if found is not None else self._configured(node, *self._classify(node))
+
     def _configured(
         self, node: cst.Call, spec: CallSpec | None, target: str | None
     ) -> tuple[CallSpec | None, str | None]:

@@ -372,7 +372,7 @@ def _group_params(
             and func.value.value in names
         ):
             used.add(func.value.value)
-        spec, _ = ctx.calls.classify(call)
+        spec, _ = ctx.calls.peek(call)  # ahead of the walk: must not fix what it finds
         if spec is not None and spec.group is not None:
             value = find_argument(call, spec.group)
             if isinstance(value, cst.Name) and value.value in names:

@@ -21,7 +21,8 @@ class RankDivergentCollective(Rule):
     summary = "A collective is reached by only some ranks of its group"
     what = """\
 Reports a collective (all_reduce, broadcast, barrier, all_gather_object,
-distributed checkpoint save/load, FSDP state-dict gathering, DTensor
+distributed checkpoint save/load, building a DDP model (it checks the
+parameters' shapes and broadcasts rank 0's state), FSDP state-dict gathering, DTensor
 `full_tensor()`, DeepSpeed's `GatheredParameters` where the file configures
 ZeRO stage 3, accelerate, Lightning and Lightning Fabric wrappers, ...) that
 only some ranks of its group reach. Collectives
