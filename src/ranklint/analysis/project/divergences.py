@@ -314,13 +314,14 @@ class CollectiveAnalysis:
         if callee is None:
             return
         bindings = call_bindings(event, callee.function, context, {})
+        passed = passed_parameters(event, callee.function) - bindings.keys()
         hop = Hop(module.path, event.site, f"{event.label}()")
         for position, keyword, text, taint in event.rank_args:
             name = parameter(callee.function, position, keyword)
             cond = self._rank_cond(Cond(text, taint, text), module, function)
             if name is None or cond is None:
                 continue
-            unknown = passed_parameters(event, callee.function) - bindings.keys() - {name}
+            unknown = passed - {name}
             first, second = (
                 [
                     leaf.called_from(hop, unknown)
@@ -334,17 +335,23 @@ class CollectiveAnalysis:
                 return
 
     def _report_first_difference(
-        self, first: list[CollectiveLeaf], second: list[CollectiveLeaf], cond: RankCond
+        self,
+        first: Sequence[CollectiveLeaf],
+        second: Sequence[CollectiveLeaf],
+        cond: RankCond,
+        *,
+        flipped: bool = False,
     ) -> None:
-        """Report where ``first`` (the ranks where ``cond`` holds) and ``second`` part."""
+        """Report where ``first`` (the ranks where ``cond`` holds, or fails where
+        ``flipped``) and ``second`` (the other ranks) part."""
         index = first_difference(first, second)
         if index < len(first) and index < len(second):
-            other = second[index]
-            self._report(Divergence(DivergenceKind.MISMATCH, first[index], cond, other=other))
+            leaf, other = first[index], second[index]
+            self._report(Divergence(DivergenceKind.MISMATCH, leaf, cond, flipped, other=other))
         elif index < len(first):
-            self._report(Divergence(DivergenceKind.ONE_SIDE_ONLY, first[index], cond))
+            self._report(Divergence(DivergenceKind.ONE_SIDE_ONLY, first[index], cond, flipped))
         elif index < len(second):
-            self._report(Divergence(DivergenceKind.ONE_SIDE_ONLY, second[index], cond, True))
+            self._report(Divergence(DivergenceKind.ONE_SIDE_ONLY, second[index], cond, not flipped))
 
     def _check_branch(
         self,
@@ -421,25 +428,11 @@ class CollectiveAnalysis:
         if pair is not _TOO_MANY:
             first, second = pair
         index = first_difference(first, second)
-        if index < len(first) and index < len(second):
-            leaf, other = first[index], second[index]
-            self._report(
-                Divergence(
-                    DivergenceKind.MISMATCH, leaf, cond, when_false=first_arm == 1, other=other
-                )
-            )
-            return
-        if index < len(first):
-            leaf = first[index]
-            when_false = first_arm == 1
-        else:
+        if exit_kind is not None and len(first) <= index < len(second):
+            # Only the path after the early exit reaches it: the exiting ranks skip
+            # it (unless the other arm issues it itself).
             leaf = second[index]
-            when_false = first_arm == 0
-            after_exit = exit_kind is not None and not any(
-                other.chain and leaf.chain[0] == other.chain[0] for other in in_arm
-            )
-            if after_exit:
-                assert exit_kind is not None
+            if not any(other.chain and leaf.chain[0] == other.chain[0] for other in in_arm):
                 self._report(
                     Divergence(
                         DivergenceKind.SKIPPED_AFTER_EXIT,
@@ -450,7 +443,7 @@ class CollectiveAnalysis:
                     )
                 )
                 return
-        self._report(Divergence(DivergenceKind.ONE_SIDE_ONLY, leaf, cond, when_false))
+        self._report_first_difference(first, second, cond, flipped=first_arm == 1)
 
     def _differing_paths(
         self,

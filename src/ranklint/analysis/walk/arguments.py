@@ -92,6 +92,7 @@ def rank_arguments(
     return tuple(found)
 
 
+# Rooted collectives whose first argument receives what the root sends.
 _RECEIVING_NAMES = frozenset(
     {"broadcast", "broadcast_object_list", "scatter", "scatter_object_list", "recv", "irecv"}
 )

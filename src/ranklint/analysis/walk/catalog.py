@@ -89,8 +89,10 @@ ZERO3_CONFIG = r"""["']stage["']\s*:\s*3\b|zero_stage["']?\s*[:=]\s*3\b|zero\.In
 # configures it, FSDP where the file sets up accelerate's FSDP plugin.
 ACCELERATE_PREPARED = "accelerate.PreparedModel"
 ACCELERATE_FSDP_CONFIG = r"FullyShardedDataParallelPlugin\(|fsdp_plugin\s*="
-# Framework calls that communicate only under a sharding backend (DeepSpeed,
-# FSDP): accelerate's `save_state` and the Hugging Face Trainer's `save_model`.
+# Framework calls that communicate only under a sharding backend: accelerate's
+# `save_state` and the Hugging Face Trainer's `save_model` gather the shards
+# under DeepSpeed or FSDP (every process must call them there) and only write
+# files under DDP or on one device. Which backend runs is launch configuration.
 BACKEND_OPS = frozenset({"save_state", "save_model"})
 # A file that configures, or tests for, such a backend: there, those calls
 # communicate in a configuration the file itself sets up.

@@ -164,8 +164,9 @@ def names_the_rank(node: cst.BaseExpression) -> bool:
     < 2 else 0`) is rank-dependent too, but `x == 1` is no test of the rank."""
     if isinstance(node, (cst.Call, cst.Subscript)):
         return True
-    name = node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", "")
-    return isinstance(name, str) and "rank" in name.lower()
+    if isinstance(node, cst.Attribute):
+        node = node.attr
+    return isinstance(node, cst.Name) and "rank" in node.value.lower()
 
 
 def splits(test: RankTest, members: frozenset[int]) -> bool:

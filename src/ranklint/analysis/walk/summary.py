@@ -607,7 +607,6 @@ class FactsBuilder:
 _SHARING_NAMES = frozenset(
     {"broadcast", "broadcast_object_list", "all_reduce", "all_gather", "all_gather_object"}
 )
-# Rooted collectives whose first argument receives what the root sends.
 
 
 def _merge_elements(known: tuple[Taint, ...] | None, new: tuple[Taint, ...]) -> tuple[Taint, ...]:

@@ -112,11 +112,6 @@ _IMPLICIT_OPS = frozenset(
         "callback_metrics",
     }
 )
-# Framework calls that communicate only under some backends: accelerate's
-# `save_state` and the Hugging Face Trainer's `save_model` gather the shards
-# under DeepSpeed or FSDP (every process must call them there) and only write
-# files under DDP or on one device. Which backend runs is launcher
-# configuration the code does not show.
 _QUOTED = re.compile(r"""["'][A-Za-z_]\w*["']""")
 # A call of a getter that names the group it returns: `get_data_parallel_group()`.
 _GETTER = re.compile(r"(^|\.)get_\w*_group\(")
