@@ -5,6 +5,12 @@
   deadline. The test may take ``rank`` and ``world_size`` arguments; other
   fixtures are set up once and shared by the ranks. A failure on any rank
   fails the test, and says which rank.
+- ``@pytest.mark.ranks(2, equivalent_to=1, rtol=1e-5, atol=1e-6)`` runs the
+  body at world size 1 and at 2 and compares what it returns (parameters
+  after a step, the loss, metrics): the body shards its data with the
+  ``rank`` and ``world_size`` fixtures (``batch.chunk(world_size)[rank]``), and
+  a value that changes with the world size fails the test with
+  :class:`ranklint.runtime.NotEquivalentError`, naming it and the factor.
 - The ``ranks`` fixture runs functions on ranks inside a test, for finer
   control: ``results = ranks(fn, 4, rank_inputs=...)``.
 
@@ -22,13 +28,17 @@ import pytest
 logger = logging.getLogger(__name__)
 
 MARKER = "ranks"
+#: The marker's options of the equivalence check.
+_EQUIVALENCE = ("equivalent_to", "rtol", "atol")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{MARKER}(world_size, mode='threads', timeout=60.0): run the test body on world_size "
-        "simulated ranks with ranklint's runtime companion (ranklint.runtime.run_ranks)",
+        "simulated ranks with ranklint's runtime companion (ranklint.runtime.run_ranks); "
+        "equivalent_to=M (with rtol=, atol=) also runs it on M ranks and compares what the "
+        "body returns at both world sizes",
     )
 
 
@@ -38,14 +48,29 @@ def _options(marker: pytest.Mark) -> tuple[int, dict[str, Any]]:
             f"@pytest.mark.{MARKER} takes the world size as its one positional argument, "
             f"e.g. @pytest.mark.{MARKER}(4); got {marker.args!r}"
         )
-    allowed = {"mode", "timeout", "seed", "same_seed", "explain"}
+    allowed = {"mode", "timeout", "seed", "same_seed", "explain", *_EQUIVALENCE}
     unknown = sorted(set(marker.kwargs) - allowed)
     if unknown:
         raise pytest.UsageError(
             f"@pytest.mark.{MARKER} got unknown options {', '.join(unknown)}; "
             f"it takes {', '.join(sorted(allowed))}"
         )
-    return marker.args[0], dict(marker.kwargs)
+    size, options = marker.args[0], dict(marker.kwargs)
+    tolerances = sorted({"rtol", "atol"} & set(options))
+    if tolerances and options.get("equivalent_to") is None:
+        raise pytest.UsageError(
+            f"@pytest.mark.{MARKER} got {' and '.join(tolerances)} without equivalent_to: "
+            f"tolerances apply to the comparison, e.g. "
+            f"@pytest.mark.{MARKER}({size}, equivalent_to=1, rtol=1e-5, atol=1e-6)"
+        )
+    if options.get("equivalent_to") is not None:
+        from ranklint.runtime.equivalence import validate
+
+        try:
+            validate(size, options["equivalent_to"], options.get("rtol", 0), options.get("atol", 0))
+        except ValueError as error:
+            raise pytest.UsageError(f"@pytest.mark.{MARKER}: {error}") from None
+    return size, options
 
 
 @pytest.fixture
@@ -75,7 +100,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if marker is None:
         return None
     size, options = _options(marker)
-    from ranklint.runtime import RankFailure, run_ranks
+    from ranklint.runtime import NotEquivalentError, RankFailure, run_ranks
 
     names = pyfuncitem._fixtureinfo.argnames
     shared = {name: pyfuncitem.funcargs[name] for name in names}
@@ -100,4 +125,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
                 error.add_note(f"(raised on rank {failure.rank} of {size})")
             raise error from None
         raise
+    except NotEquivalentError as error:
+        # the message says it all: show it without the comparison's frames.
+        __tracebackhide__ = True
+        raise error.with_traceback(None) from None
     return True
