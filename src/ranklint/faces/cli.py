@@ -33,6 +33,8 @@ from ranklint.faces.formatters import (
     format_text,
 )
 from ranklint.faces.run_summary import fix_hint, hidden, summary_line
+from ranklint.faces.trace_command import add_parser as add_trace_parser
+from ranklint.faces.trace_command import run as run_trace
 from ranklint.findings import Finding
 from ranklint.options import CONFIDENCE_LEVELS
 
@@ -208,6 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("--all", action="store_true", help="print every rule's documentation")
     rules = sub.add_parser("rules", help="list every rule", allow_abbrev=False)
     rules.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    add_trace_parser(sub)
     # The top-level help shows the options of `check`, the command most runs use.
     parser.epilog = "options of `ranklint check`:\n" + _options_help(check)
     return parser
@@ -237,6 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _clean(args, sys.stdout, sys.stderr)
         if args.command == "rules":
             return _rules(args.format, sys.stdout)
+        if args.command == "trace":
+            return run_trace(args, sys.stdout, sys.stderr)
     except KeyboardInterrupt:
         sys.stderr.write("ranklint: interrupted\n")
         return 130

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from ranklint.runtime.flight_recorder import DumpError, RecordedOp, recorded_ops
+
 logger = logging.getLogger(__name__)
 
 #: The collective classes of the threaded world that move the data.
@@ -35,15 +37,6 @@ _OP_CLASSES = (
     "ReduceScatter",
     "AllToAll",
     "AllToAllBase",
-)
-#: The Flight Recorder entry fields the gloo diff reads.
-_FR_FIELDS = (
-    "process_group",
-    "collective_seq_id",
-    "profiling_name",
-    "input_sizes",
-    "input_dtypes",
-    "frames",
 )
 
 
@@ -164,19 +157,6 @@ def dump_flight_recorder() -> bytes:
     return bytes(dump())
 
 
-@dataclass(frozen=True)
-class RecordedOp:
-    """One Flight Recorder entry, reduced to what the diff compares."""
-
-    group_name: str
-    seq: int
-    op: str
-    shapes: tuple[tuple[int, ...], ...]
-    dtypes: tuple[str, ...]
-    frames: tuple[tuple[str, int, str], ...]  # (file, line, function), innermost first
-    time_ns: int = 0
-
-
 def read_flight_recorder(data: bytes) -> list[RecordedOp]:
     """The collectives of a Flight Recorder dump, in the order they were issued."""
     try:
@@ -184,30 +164,10 @@ def read_flight_recorder(data: bytes) -> list[RecordedOp]:
         entries = dump["entries"]
     except Exception as error:
         raise _missing("a Flight Recorder dump with 'entries'") from error
-    ops: list[RecordedOp] = []
-    for entry in entries:
-        if any(key not in entry for key in _FR_FIELDS):
-            raise _missing(f"Flight Recorder entries with the fields {', '.join(_FR_FIELDS)}")
-        if entry.get("is_p2p"):
-            continue
-        name = str(entry["profiling_name"]).rpartition(":")[2]
-        # A scatter's input exists on the root only: its output is what all share.
-        sizes = entry.get("output_sizes") if name == "scatter" else entry["input_sizes"]
-        dtypes = entry.get("output_dtypes") if name == "scatter" else entry["input_dtypes"]
-        ops.append(
-            RecordedOp(
-                group_name=str(entry["process_group"][0]),
-                seq=int(entry["collective_seq_id"]),
-                op=name,
-                shapes=tuple(tuple(int(n) for n in size) for size in sizes or ()),
-                dtypes=tuple(str(d).lower() for d in dtypes or ()),
-                frames=tuple(
-                    (str(f["filename"]), int(f["line"]), str(f["name"])) for f in entry["frames"]
-                ),
-                time_ns=int(entry.get("time_created_ns") or 0),
-            )
-        )
-    return ops
+    try:
+        return recorded_ops(entries)
+    except DumpError as error:
+        raise _missing(str(error)) from error
 
 
 #: ProcessGroup methods whose options carry what Flight Recorder leaves out.

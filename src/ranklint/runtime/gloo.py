@@ -41,6 +41,7 @@ from typing import Any
 import ranklint.runtime._torch as _torch
 import ranklint.runtime.stacks as stacks
 import ranklint.runtime.threads as threads
+from ranklint.runtime.flight_recorder import DTYPES
 from ranklint.runtime.report import (
     Collective,
     DivergenceError,
@@ -63,19 +64,6 @@ _GRACE = 3.0
 #: machine); the wait ends as soon as the rank exits, so only a rank whose
 #: watchdog cannot run costs it.
 _LATE = 60.0
-#: Flight Recorder's dtype names, as threads mode writes them.
-_DTYPES = {
-    "float": "float32",
-    "double": "float64",
-    "half": "float16",
-    "bfloat16": "bfloat16",
-    "long": "int64",
-    "int": "int32",
-    "short": "int16",
-    "char": "int8",
-    "byte": "uint8",
-    "bool": "bool",
-}
 
 
 def _outcome_path(folder: str, rank: int) -> Path:
@@ -293,7 +281,7 @@ def _collectives(outcome: dict[str, Any], roots: Sequence[str]) -> list[Collecti
             group_name=op.group_name,
             seq=0,
             shapes=op.shapes,
-            dtypes=tuple(_DTYPES.get(d, d) for d in op.dtypes),
+            dtypes=tuple(DTYPES.get(d, d) for d in op.dtypes),
             root=root,
             reduce_op=note.reduce_op if note is not None else None,
             api=api,

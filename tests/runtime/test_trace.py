@@ -1,0 +1,605 @@
+"""`ranklint trace`: the companion's diff on Flight Recorder dumps, without torch.
+
+The fast tests pickle hand-built dumps shaped like torch's; the slow ones diff
+real dumps that forked gloo ranks write here (a hang, a shape mismatch and a
+clean run) and compare the verdicts with torch's own analyzer, fr_trace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import os
+import pickle
+import shutil
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ranklint.runtime import flight_recorder
+from ranklint.runtime.trace import TraceInputError, analyse, find_dumps, load_dumps
+from tests.conftest import REPO_ROOT, run_subprocess, write
+
+PREFIX = "nccl_trace_rank_"
+
+
+def _entry(
+    seq: int,
+    op: str = "all_reduce",
+    shape: tuple[int, ...] = (4,),
+    *,
+    site: tuple[str, int, str] = ("/job/train.py", 10, "step"),
+    group: tuple[str, str] = ("0", "default_pg"),
+    state: str = "completed",
+    retired: bool = True,
+) -> dict[str, Any]:
+    """A Flight Recorder entry as torch writes it (the fields the trace reads)."""
+    file, line, name = site
+    return {
+        "record_id": seq - 1,
+        "pg_id": int(group[0]),
+        "process_group": group,
+        "collective_seq_id": seq,
+        "p2p_seq_id": 0,
+        "profiling_name": f"nccl:{op}",
+        "time_created_ns": 1000 + seq,
+        "input_sizes": [list(shape)] if shape else [],
+        "input_dtypes": ["Float"] if shape else [],
+        "output_sizes": [list(shape)] if shape else [],
+        "output_dtypes": ["Float"] if shape else [],
+        "state": state,
+        "retired": retired,
+        "is_p2p": False,
+        "frames": [
+            {"filename": "/env/site-packages/torch/distributed/distributed_c10d.py", "line": 1,
+             "name": op},
+            {"filename": file, "line": line, "name": name},
+            {"filename": "/env/lib/python3.11/runpy.py", "line": 88, "name": "_run_code"},
+        ],
+    }  # fmt: skip
+
+
+def _dump(entries: list[dict[str, Any]], ranks: tuple[int, ...] = (0, 1)) -> dict[str, Any]:
+    return {
+        "version": "2.10",
+        "pg_config": {"0": {"name": "0", "desc": "default_pg", "ranks": str(list(ranks))}},
+        "pg_status": {"0": {"last_enqueued_collective": len(entries)}},
+        "entries": entries,
+    }
+
+
+def _write_dumps(folder: Path, dumps: dict[int, dict[str, Any]]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for rank, dump in dumps.items():
+        (folder / f"{PREFIX}{rank}").write_bytes(pickle.dumps(dump))
+    return folder
+
+
+# --- the restricted unpickler -------------------------------------------------
+
+
+class _OpensAFile:
+    """Unpickled by plain pickle, this would create ``path``."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
+        return (open, (self.path, "w"))
+
+
+def test_restricted_unpickler_refuses_a_global_and_runs_nothing(tmp_path: Path) -> None:
+    marker = tmp_path / "created"
+    data = pickle.dumps({"entries": [_OpensAFile(str(marker))]})
+
+    with pytest.raises(flight_recorder.UnsafeDumpError, match=r"global (io|builtins)\.open"):
+        flight_recorder.loads_restricted(data)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("protocol", [2, pickle.HIGHEST_PROTOCOL])
+def test_restricted_unpickler_reads_builtin_containers_and_scalars(protocol: int) -> None:
+    value = {"a": [1, 2.5, None, True], "b": ("x", -3), "c": {1, 2}, "d": frozenset({3})}
+
+    assert flight_recorder.loads_restricted(pickle.dumps(value, protocol=protocol)) == value
+
+
+def test_trace_of_a_dump_naming_a_global_exits_2_and_says_why(run_cli, tmp_path: Path) -> None:
+    (tmp_path / f"{PREFIX}0").write_bytes(pickle.dumps({"entries": [Path("x")]}))
+
+    run = run_cli("trace", str(tmp_path))
+
+    assert run.code == 2
+    assert "not a Flight Recorder dump: the pickle names the global pathlib" in run.err
+    assert "Traceback" not in run.err
+
+
+# --- finding the dumps -----------------------------------------------------------
+
+
+def test_folder_dumps_get_their_ranks_from_the_names_and_other_files_are_ignored(
+    tmp_path: Path,
+) -> None:
+    folder = _write_dumps(tmp_path, {0: _dump([]), 1: _dump([]), 10: _dump([])})
+    (folder / "store").write_text("a FileStore's file")
+
+    found = find_dumps([str(folder)])
+
+    assert sorted(rank for rank, _ in found if rank is not None) == [0, 1, 10]
+
+
+def test_folder_with_two_prefixes_asks_for_prefix_and_prefix_picks_one(tmp_path: Path) -> None:
+    for name in ("other_0", "other_1", "trace_1"):
+        (tmp_path / name).write_bytes(pickle.dumps(_dump([])))
+
+    with pytest.raises(TraceInputError, match=r"several prefixes \('other_', 'trace_'\)"):
+        find_dumps([str(tmp_path)])
+    found = find_dumps([], prefix=str(tmp_path / "other_"))
+    assert [(rank, path.name) for rank, path in found] == [(0, "other_0"), (1, "other_1")]
+
+
+def test_listed_file_without_a_rank_in_its_name_takes_the_dumps_rank(tmp_path: Path) -> None:
+    named = write(tmp_path / "x", "")
+    named.write_bytes(pickle.dumps({**_dump([_entry(1)]), "rank": 3}))
+
+    dumps = load_dumps(find_dumps([str(named)]))
+
+    assert [dump.rank for dump in dumps] == [3]
+
+
+def test_listed_file_with_no_rank_anywhere_exits_2(run_cli, tmp_path: Path) -> None:
+    (tmp_path / "dump").write_bytes(pickle.dumps(_dump([_entry(1)])))
+
+    run = run_cli("trace", str(tmp_path / "dump"))
+
+    assert run.code == 2
+    assert "no rank" in run.err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"not a pickle at all", "not a Flight Recorder dump: not a pickle"),
+        (pickle.dumps({"version": "2.10"}), "no list of 'entries'"),
+        (pickle.dumps({"entries": [{"process_group": ("0", "x")}]}), "collective_seq_id"),
+        (pickle.dumps([1, 2]), "no list of 'entries'"),
+    ],
+)
+def test_file_that_is_not_a_dump_exits_2_with_the_reason(
+    run_cli, tmp_path: Path, content: bytes, message: str
+) -> None:
+    (tmp_path / f"{PREFIX}0").write_bytes(content)
+
+    run = run_cli("trace", str(tmp_path))
+
+    assert (run.code, run.out) == (2, "")
+    assert message in run.err
+    assert "Traceback" not in run.err
+
+
+def test_empty_folder_missing_path_and_no_path_exit_2(run_cli, tmp_path: Path) -> None:
+    empty = run_cli("trace", str(tmp_path))
+    missing = run_cli("trace", str(tmp_path / "nope"))
+    nothing = run_cli("trace")
+
+    assert (empty.code, missing.code, nothing.code) == (2, 2, 2)
+    assert "no Flight Recorder dumps" in empty.err
+    assert "no such file or directory" in missing.err
+    assert "name a folder of dumps" in nothing.err
+
+
+# --- the diff --------------------------------------------------------------------
+
+
+def test_dumps_that_agree_exit_0_with_one_line(run_cli, tmp_path: Path) -> None:
+    entries = [_entry(1), _entry(2, "broadcast", (3,))]
+    _write_dumps(tmp_path, {0: _dump(entries), 1: _dump(entries)})
+
+    run = run_cli("trace", str(tmp_path))
+
+    assert run.code == 0
+    assert run.out == "no divergence across 2 ranks, 2 collectives compared\n"
+
+
+def test_shape_mismatch_exits_1_naming_both_sites(run_cli, tmp_path: Path) -> None:
+    zero = [_entry(1), _entry(2, "broadcast", (3,), site=("/job/train.py", 20, "step"))]
+    one = [_entry(1), _entry(2, "broadcast", (4,), site=("/job/train.py", 22, "step"))]
+    _write_dumps(tmp_path, {0: _dump(zero), 1: _dump(one)})
+
+    run = run_cli("trace", "--no-static", str(tmp_path))
+
+    lines = run.out.splitlines()
+    assert run.code == 1
+    assert lines[0] == (
+        "ranks diverged at collective #1 on group [0, 1]: the ranks disagree on the shape"
+    )
+    assert lines[1] == "  rank 0: broadcast(group=[0, 1], shape=(3,)) at /job/train.py:20 in step()"
+    assert lines[2] == "  rank 1: broadcast(group=[0, 1], shape=(4,)) at /job/train.py:22 in step()"
+
+
+def test_rank_stuck_in_an_unfinished_collective_is_shown_with_its_state(
+    run_cli, tmp_path: Path
+) -> None:
+    zero = [
+        _entry(1),
+        _entry(2, site=("/job/train.py", 30, "step"), state="started", retired=False),
+    ]
+    _write_dumps(tmp_path, {0: _dump(zero), 1: _dump([_entry(1)])})
+
+    run = run_cli("trace", "--no-static", str(tmp_path))
+
+    assert run.code == 1
+    assert "ranks diverged at collective #1 on group [0, 1]: rank 1 never issued it" in run.out
+    assert (
+        "  rank 0: in all_reduce #1 on group [0, 1] (started, not completed) "
+        "at /job/train.py:30 in step()"
+    ) in run.out.splitlines()
+    assert "  rank 1: every collective completed; last all_reduce #0 on group [0, 1] at" in run.out
+
+
+def test_gloo_style_entry_counts_as_completed_from_pg_status(tmp_path: Path) -> None:
+    entries = [_entry(1, state="scheduled", retired=False), _entry(2, state="scheduled")]
+    dump = {**_dump(entries), "pg_status": {"0": {"last_completed_collective": 1}}}
+    _write_dumps(tmp_path, {0: dump, 1: _dump([_entry(1), _entry(2)])})
+
+    trace = analyse(load_dumps(find_dumps([str(tmp_path)])))
+
+    assert trace.in_flight == {}
+    assert trace.divergence is None
+
+
+def test_rank_without_a_dump_is_named_first_and_the_others_are_compared(
+    run_cli, tmp_path: Path
+) -> None:
+    entries = [_entry(1)]
+    _write_dumps(tmp_path, {0: _dump(entries, (0, 1, 2)), 2: _dump(entries, (0, 1, 2))})
+
+    run = run_cli("trace", str(tmp_path))
+
+    assert run.code == 1
+    assert run.out.startswith("no dump from rank 1 (of ranks 0-2): a rank without a dump may")
+    assert "no divergence across 2 ranks, 1 collective compared" in run.out
+    assert "  rank 1: no dump" in run.out.splitlines()
+
+
+def test_world_size_names_the_highest_rank_without_a_dump(tmp_path: Path) -> None:
+    gloo_like = {**_dump([_entry(1)]), "pg_config": {"": {"name": "", "ranks": "[]"}}}
+    _write_dumps(tmp_path, {0: gloo_like, 1: gloo_like})
+
+    trace = analyse(load_dumps(find_dumps([str(tmp_path)])), world_size=3)
+
+    assert trace.missing == (2,)
+    assert trace.views[0].log[0].group == (0, 1, 2)
+
+
+def test_subgroup_without_pg_config_takes_the_ranks_whose_dumps_name_it(
+    run_cli, tmp_path: Path
+) -> None:
+    sub = ("1", "undefined")
+    gloo = {"": {"name": "", "desc": "", "ranks": "[]"}}
+    dumps = {
+        0: {**_dump([_entry(1), _entry(1, group=sub)]), "pg_config": gloo},
+        1: {**_dump([_entry(1), _entry(1, "broadcast", group=sub)]), "pg_config": gloo},
+        2: {**_dump([_entry(1)]), "pg_config": gloo},
+    }
+    _write_dumps(tmp_path, dumps)
+
+    run = run_cli("trace", "--no-static", str(tmp_path))
+
+    assert run.code == 1
+    assert "ranks diverged at collective #0 on group [0, 1]: the ranks disagree on the op" in (
+        run.out
+    )
+    assert "(members of group '1' inferred from the dumps that name them" in run.out
+
+
+def test_ring_buffer_that_dropped_old_entries_is_compared_from_the_common_start(
+    tmp_path: Path,
+) -> None:
+    wrapped = [_entry(seq) for seq in (3, 4)]
+    whole = [_entry(seq) for seq in (1, 2, 3)] + [_entry(4, "broadcast")]
+    _write_dumps(tmp_path, {0: _dump(wrapped), 1: _dump(whole)})
+
+    trace = analyse(load_dumps(find_dumps([str(tmp_path)])))
+
+    assert trace.divergence is not None
+    assert trace.divergence.position == 1  # sequence number 4, the second both hold
+    assert trace.divergence.reason == "the ranks disagree on the op"
+    assert trace.starts == {"0": 3}
+
+
+def test_static_finding_at_the_diverging_line_is_quoted_unless_no_static(
+    run_cli, tmp_path: Path
+) -> None:
+    source = write(
+        tmp_path / "train.py",
+        """
+        import torch
+        import torch.distributed as dist
+
+
+        def step(rank):
+            tensor = torch.ones(4)
+            dist.all_reduce(tensor)
+            if rank == 0:
+                dist.all_reduce(tensor)
+        """,
+    )
+    site = (str(source), 9, "step")
+    zero = [_entry(1, site=(str(source), 7, "step")), _entry(2, site=site, retired=False)]
+    dumps = _write_dumps(tmp_path / "dumps", {0: _dump(zero), 1: _dump(zero[:1])})
+
+    quoted = run_cli("trace", str(dumps), cwd=tmp_path)
+    plain = run_cli("trace", "--no-static", str(dumps), cwd=tmp_path)
+
+    assert "      ranklint: RNK102 rank-divergent-collective:" in quoted.out
+    assert "ranklint:" not in plain.out
+    assert plain.out.splitlines()[1:] == [
+        line for line in quoted.out.splitlines()[1:] if "ranklint:" not in line
+    ]
+
+
+def test_sources_absent_from_this_machine_are_noted_once(run_cli, tmp_path: Path) -> None:
+    zero = [_entry(1), _entry(2, "broadcast", site=("/nowhere/a.py", 5, "f"))]
+    one = [_entry(1), _entry(2, site=("/nowhere/b.py", 6, "f"))]
+    _write_dumps(tmp_path, {0: _dump(zero), 1: _dump(one)})
+
+    run = run_cli("trace", str(tmp_path))
+
+    assert run.code == 1
+    assert run.err.count("ranklint: note: the source files the dumps name are not on") == 1
+    assert "(/nowhere/a.py and 1 more)" in run.err
+
+
+def test_json_output_carries_the_divergence_and_the_in_flight_ranks(
+    run_cli, tmp_path: Path
+) -> None:
+    zero = [_entry(1), _entry(2, "broadcast", (3,), state="scheduled", retired=False)]
+    one = [_entry(1), _entry(2, "broadcast", (4,))]
+    _write_dumps(tmp_path, {0: _dump(zero), 1: _dump(one)})
+
+    run = run_cli("trace", "--output-format", "json", "--no-static", str(tmp_path))
+
+    record = json.loads(run.out)
+    assert run.code == 1
+    assert record["divergence"]["position"] == 1
+    assert record["divergence"]["ranks"]["1"]["shapes"] == [[4]]
+    assert record["divergence"]["ranks"]["0"]["site"] == {
+        "file": "/job/train.py",
+        "line": 10,
+        "function": "step",
+    }
+    assert record["in_flight"]["0"]["state"] == "scheduled"
+    assert record["missing_ranks"] == []
+
+
+def test_trace_command_never_imports_torch(tmp_path: Path) -> None:
+    zero = [_entry(1), _entry(2, "broadcast", (3,))]
+    dumps = _write_dumps(tmp_path / "dumps", {0: _dump(zero), 1: _dump(zero[:1])})
+    probe = (
+        "import sys\n"
+        "from ranklint.faces.cli import main\n"
+        f"code = main(['trace', {str(dumps)!r}])\n"
+        "torch = sorted(m for m in sys.modules if m.split('.')[0] == 'torch')\n"
+        "print('exit', code, 'torch', torch)\n"
+    )
+
+    result = run_subprocess(sys.executable, "-c", probe, cwd=tmp_path)
+
+    assert result.stdout.splitlines()[-1] == "exit 1 torch []"
+
+
+def test_help_names_the_dump_variables_and_the_exit_codes(run_cli) -> None:
+    run = run_cli("trace", "--help")
+
+    assert run.code == 0
+    assert "TORCH_NCCL_DUMP_ON_TIMEOUT=1" in run.out
+    assert "TORCH_FR_DUMP_TEMP_FILE" in run.out
+    assert "exit status: 0 the dumps agree, 1 a divergence" in run.out
+
+
+# --- real dumps, written by forked gloo ranks ------------------------------------------
+
+
+def _write_dump(rank: int, out: str) -> None:
+    import torch
+
+    dump = bytes(torch._C._distributed_c10d._dump_fr_trace())
+    Path(out, f"{PREFIX}{rank}").write_bytes(dump)
+
+
+def _stuck_in_flight(rank: int, world_size: int) -> None:
+    """Rank 0 dumps while waiting in an all_reduce rank 1 never issues, as NCCL's dump on
+    timeout does (a gloo collective that timed out counts as completed in its dump)."""
+    import torch
+    import torch.distributed as dist
+
+    tensor, total = torch.ones(4), dist.ReduceOp.SUM
+    dist.all_reduce(tensor, op=total)
+    if rank == 0:  # the divergence this scenario records, on purpose
+        work = dist.all_reduce(tensor, op=total, async_op=True)  # ranklint: ignore[RNK102]
+        _write_dump(rank, os.environ["RANKLINT_TEST_DUMPS"])
+        work.wait()
+
+
+def _rank(rank: int, world_size: int, fn: Callable[[int, int], Any], store: str, out: str) -> None:
+    """One forked rank: run ``fn`` on gloo, write its Flight Recorder dump, wait for the
+    others' (a store key each, no sleep), leave."""
+    import torch
+    import torch.distributed as dist
+
+    code = 0
+    try:
+        torch.set_num_threads(1)
+        os.environ["RANKLINT_TEST_DUMPS"] = out
+        timeout = datetime.timedelta(seconds=2)
+        dist.init_process_group(
+            "gloo", init_method=f"file://{store}", rank=rank, world_size=world_size, timeout=timeout
+        )
+        # The rank left in a collective its peer never issues times out.
+        with contextlib.suppress(RuntimeError):
+            fn(rank, world_size)
+        if not Path(out, f"{PREFIX}{rank}").exists():  # not dumped by ``fn`` itself
+            _write_dump(rank, out)
+        meet = dist.FileStore(f"{store}.meet", world_size)
+        meet.set(f"dumped{rank}", "1")
+        meet.wait([f"dumped{r}" for r in range(world_size)], datetime.timedelta(seconds=60))
+    except BaseException:
+        Path(f"{store}.rank{rank}.error").write_text(traceback.format_exc())
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _gloo_dumps(fn: Callable[[int, int], Any], folder: Path, store: Path) -> Path:
+    import multiprocessing
+
+    folder.mkdir(parents=True)
+    context = multiprocessing.get_context("fork")
+    processes = [
+        context.Process(target=_rank, args=(rank, 2, fn, str(store), str(folder)), daemon=True)
+        for rank in range(2)
+    ]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(60)
+        if process.is_alive():
+            process.kill()
+    assert [process.exitcode for process in processes] == [0, 0]
+    return folder
+
+
+@pytest.fixture(scope="module")
+def real_dumps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Real gloo dumps of a hang, a shape mismatch and a clean run, written once; and
+    of a rank that dumped while still waiting in the collective its peer skipped."""
+    pytest.importorskip("torch", reason="the dumps come from torch's Flight Recorder")
+    from tests import runtime_cases as cases
+
+    root = tmp_path_factory.mktemp("fr-dumps")
+    scenarios = {
+        "hang": cases.guarded_all_reduce,
+        "mismatch": cases.different_shapes,
+        "clean": cases.balanced_sum,
+        "stuck": _stuck_in_flight,
+    }
+    return {
+        name: _gloo_dumps(fn, root / name, root / f"{name}.store") for name, fn in scenarios.items()
+    }
+
+
+def _site(marker: str) -> str:
+    from tests import runtime_cases as cases
+
+    return f"runtime_cases.py:{cases.line_of(marker)}"
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_real_hang_dumps_name_the_guarded_all_reduce_rank_0_is_stuck_in(
+    run_cli, real_dumps: dict[str, Path]
+) -> None:
+    run = run_cli("trace", str(real_dumps["hang"]), cwd=REPO_ROOT)
+
+    lines = run.out.splitlines()
+    assert run.code == 1
+    assert lines[0] == "ranks diverged at collective #1 on group [0, 1]: rank 1 never issued it"
+    assert lines[1].startswith("  rank 0: all_reduce(group=[0, 1], shape=(4,)) at tests/")
+    assert lines[1].endswith(f"{_site('guarded')} in guarded_all_reduce()")
+    assert lines[2].startswith("      ranklint: RNK102 rank-divergent-collective:")
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_real_dump_taken_while_waiting_shows_the_collective_rank_0_is_stuck_in(
+    run_cli, real_dumps: dict[str, Path]
+) -> None:
+    run = run_cli("trace", "--no-static", str(real_dumps["stuck"]))
+
+    record = json.loads(
+        run_cli("trace", "--output-format", "json", "--no-static", str(real_dumps["stuck"])).out
+    )
+    assert run.code == 1
+    assert any(
+        line.startswith("  rank 0: in all_reduce #1 on group [0, 1] (scheduled, not completed)")
+        for line in run.out.splitlines()
+    )
+    assert sorted(record["in_flight"]) == ["0"]
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_real_mismatch_dumps_report_the_two_shapes(run_cli, real_dumps: dict[str, Path]) -> None:
+    run = run_cli("trace", "--output-format", "json", str(real_dumps["mismatch"]), cwd=REPO_ROOT)
+
+    found = json.loads(run.out)["divergence"]
+    assert run.code == 1
+    assert (found["position"], found["reason"]) == (0, "the ranks disagree on the shape")
+    assert {rank: c["shapes"] for rank, c in found["ranks"].items()} == {"0": [[2]], "1": [[3]]}
+    assert {c["site"]["line"] for c in found["ranks"].values()} == {
+        int(_site("shapes").rpartition(":")[2])
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_real_clean_dumps_agree(run_cli, real_dumps: dict[str, Path]) -> None:
+    run = run_cli("trace", str(real_dumps["clean"]))
+
+    assert run.code == 0
+    assert run.out.splitlines()[0] == "no divergence across 2 ranks, 1 collective compared"
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_gloo_mode_and_trace_read_a_real_dump_alike(real_dumps: dict[str, Path]) -> None:
+    from ranklint.runtime import _torch
+
+    data = (real_dumps["hang"] / f"{PREFIX}0").read_bytes()
+
+    ops = _torch.read_flight_recorder(data)
+
+    assert [traced.op for traced in flight_recorder.read_dump(data, 0, "x").ops] == ops
+    assert [op.op for op in ops] == ["all_reduce", "all_reduce"]
+
+
+def _fr_trace(folder: Path, tmp_path: Path) -> str:
+    """torch's analyzer on a copy of ``folder`` whose dumps carry the pg_config an NCCL
+    job writes (gloo leaves it empty, and fr_trace then stops on a KeyError)."""
+    copy = tmp_path / folder.name
+    shutil.copytree(folder, copy)
+    for path in copy.iterdir():
+        dump = pickle.loads(path.read_bytes())
+        dump["pg_config"] = {"0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1]"}}
+        path.write_bytes(pickle.dumps(dump))
+    module = "torch.distributed.flight_recorder.fr_trace"
+    result = run_subprocess(sys.executable, "-m", module, str(copy), "-p", PREFIX, cwd=tmp_path)
+    return result.stdout + result.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_torch_fr_trace_agrees_on_the_hang_the_mismatch_and_the_clean_run(
+    run_cli, real_dumps: dict[str, Path], tmp_path: Path
+) -> None:
+    pytest.importorskip("torch.distributed.flight_recorder.fr_trace")
+
+    hang = _fr_trace(real_dumps["hang"], tmp_path)
+    mismatch = _fr_trace(real_dumps["mismatch"], tmp_path)
+    clean = _fr_trace(real_dumps["clean"], tmp_path)
+    ours = run_cli("trace", "--output-format", "json", str(real_dumps["mismatch"]))
+
+    # fr_trace numbers collectives from 1 (collective_seq_id); the diff from 0.
+    position = json.loads(ours.out)["divergence"]["position"]
+    assert f"Collective sequence number: {position + 1} has errors" in mismatch
+    assert "SIZE_OR_SYNTAX_MISMATCH" in mismatch
+    assert "has errors" not in clean
+    # ranklint: "ranks diverged at collective #1 ...: rank 1 never issued it".
+    assert "Not all ranks joining collective, sequence number: 2" in hang
+    assert "missing ranks: {1}" in hang
