@@ -7,7 +7,9 @@ not hard-code line numbers.
 
 from __future__ import annotations
 
+import os
 import random
+import signal
 import threading
 from pathlib import Path
 from typing import Any
@@ -126,6 +128,44 @@ def spins_forever(rank: int, world_size: int) -> None:
         # One line, so that the stack read at the deadline is on it whenever it is read.
         while not RELEASE.wait(0.01):  # site: spin
             pass
+
+
+def exits_without_outcome(rank: int, world_size: int) -> None:
+    dist.all_reduce(torch.ones(1))
+    if rank == 1:
+        os._exit(3)  # site: exit
+    dist.all_reduce(torch.ones(1))
+
+
+def killed_by_signal(rank: int, world_size: int) -> None:
+    dist.all_reduce(torch.ones(1))
+    if rank == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    dist.all_reduce(torch.ones(1))
+
+
+def raises_before_its_collective(rank: int, world_size: int) -> None:
+    if rank == 1:
+        raise KeyError("no batch for rank 1")  # site: key-error
+    dist.all_reduce(torch.ones(1))
+
+
+def nests_a_threads_run(rank: int, world_size: int) -> list[Any]:
+    from ranklint.runtime import run_ranks
+
+    return run_ranks(balanced_sum, 2)
+
+
+def nests_a_gloo_run(rank: int, world_size: int) -> list[Any]:
+    from ranklint.runtime import run_ranks
+
+    return run_ranks(balanced_sum, 2, mode="gloo", timeout=10)
+
+
+def group_created_on_one_side(rank: int, world_size: int) -> None:
+    if rank == 0:
+        dist.new_group([0, 1])  # site: one-side-group
+    dist.barrier()  # site: one-side-barrier
 
 
 def random_draws(rank: int, world_size: int) -> tuple[float, float, str]:

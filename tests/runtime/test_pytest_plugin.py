@@ -78,3 +78,88 @@ def test_plugin_under_xdist_and_pytest_timeout_gives_the_same_verdicts(
 
     result.assert_outcomes(passed=2, failed=3)
     assert "(raised on rank 2 of 3)" in result.stdout.str()
+
+
+GUARDED = """
+import pytest
+import torch.distributed as dist
+
+
+@pytest.mark.ranks(2{options})
+def test_guarded(rank):
+    if rank == 0:
+        dist.barrier()
+"""
+
+
+@pytest.mark.parametrize("options", ["", ", mode='gloo', timeout=20"])
+def test_plugin_divergence_failure_shows_the_diff_first_without_the_plugins_source(
+    pytester: pytest.Pytester, options: str
+) -> None:
+    pytester.makepyfile(test_guarded=GUARDED.format(options=options))
+
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
+
+    result.assert_outcomes(failed=1)
+    lines = result.stdout.lines
+    first = "ranks diverged at collective #0 on group [0, 1]: rank 1 never issued it"
+    failures = lines.index(next(line for line in lines if "FAILURES" in line))
+    assert any(first in line for line in lines[failures : failures + 4])
+    assert not [line for line in lines if "pytest_plugin.py" in line or "def body(" in line]
+    assert not [line for line in lines if "runtime/__init__.py" in line]
+    assert "All traceback entries are hidden" not in result.stdout.str()
+    assert len(lines) < 40
+
+
+FAILING = """
+import pytest
+
+
+@pytest.mark.ranks(2{options})
+def test_unhappy(rank):
+    value = rank + 1
+    assert value == 1, "rank one is unhappy"
+"""
+
+
+@pytest.mark.parametrize("options", ["", ", mode='gloo', timeout=20"])
+def test_plugin_rank_failure_shows_the_ranks_assertion_without_the_plugins_source(
+    pytester: pytest.Pytester, options: str
+) -> None:
+    pytester.makepyfile(test_failing=FAILING.format(options=options))
+
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
+
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str()
+    assert "rank one is unhappy" in text
+    assert "pytest_plugin.py" not in text
+    assert "runtime/__init__.py" not in text
+
+
+FIXTURE = """
+import torch.distributed as dist
+
+
+def test_fixture_guarded(ranks):
+    def fn(rank, world_size):
+        if rank == 0:
+            dist.barrier()
+
+    ranks(fn, 2, explain=False)
+"""
+
+
+def test_plugin_divergence_through_the_fixture_shows_the_tests_line_then_the_diff(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_fixture_guarded=FIXTURE)
+
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
+
+    result.assert_outcomes(failed=1)
+    lines = result.stdout.lines
+    assert ">       ranks(fn, 2, explain=False)" in lines
+    assert any("DivergenceError: ranks diverged at collective #0" in line for line in lines)
+    assert not [line for line in lines if "threads.py" in line or "def run(" in line]
+    assert len(lines) < 30

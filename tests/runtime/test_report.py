@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -19,6 +20,7 @@ from ranklint.runtime.report import (
     Site,
     compare_position,
     first_divergence,
+    first_site_difference,
     render,
 )
 
@@ -147,7 +149,7 @@ def test_ranks_timeout_lists_each_rank_and_its_callers() -> None:
     assert text.splitlines() == [
         "the ranks did not finish within 2.5 s; they were abandoned:",
         "  rank 1: still running at /a.py:5 in loop() (no collective)",
-        "      /a.py:1 in main()",
+        "      called from /a.py:1 in main()",
     ]
 
 
@@ -246,7 +248,10 @@ def test_ranks_timeout_shows_every_outer_frame_outermost_last() -> None:
 
     lines = str(RanksTimeout(1, [RankView(0, "running", (), stack=stack)])).splitlines()
 
-    assert lines[2:] == ["      /a.py:2 in train()", "      /a.py:1 in main()"]
+    assert lines[2:] == [
+        "      called from /a.py:2 in train()",
+        "      called from /a.py:1 in main()",
+    ]
 
 
 def test_render_full_text_of_a_three_rank_divergence() -> None:
@@ -270,6 +275,7 @@ def test_render_full_text_of_a_three_rank_divergence() -> None:
         "ranks diverged at collective #6 on group [0, 1, 2]: the ranks disagree on the dtype",
         "  rank 0: all_reduce(group=[0, 1], shape=(4,), dtype=int64, op=SUM)"
         " at train.py:16 in step()",
+        "      called from train.py:80 in main()",
         "      ranklint: at train.py:80 in main(): RNK102 guarded",
         "  rank 1: all_reduce(group=[0, 1], shape=(4,), dtype=float32, op=SUM)"
         " at train.py:16 in step()",
@@ -413,3 +419,123 @@ def test_render_stops_each_sequence_at_the_mismatch() -> None:
 
     assert "#2" not in text
     assert text.count(">> #1") == 2
+
+
+def _chain(*lines: int) -> tuple[Site, ...]:
+    return tuple(Site(os.path.abspath("train.py"), line, f"f{line}") for line in lines)
+
+
+def test_render_member_chain_shows_four_callers_innermost_first_and_counts_the_rest() -> None:
+    collective = _c(callers=_chain(20, 30, 40, 50, 60, 70))
+    divergence = compare_position(GROUP, "0", 0, {0: collective})
+    assert divergence is not None
+
+    lines = render(divergence, [RankView(0, "waiting", (collective,))]).splitlines()
+
+    assert lines[1:7] == [
+        "  rank 0: all_reduce(group=[0, 1], shape=(4,)) at train.py:10 in step()",
+        "      called from train.py:20 in f20()",
+        "      called from train.py:30 in f30()",
+        "      called from train.py:40 in f40()",
+        "      called from train.py:50 in f50()",
+        "      ... 2 more",
+    ]
+
+
+def test_render_member_without_callers_has_no_chain_and_a_waiting_member_shows_its_own() -> None:
+    elsewhere = Collective("barrier", GROUP, "other", 0, site=_chain(5)[0], callers=_chain(9))
+    views = [RankView(0, "waiting", (_c(),)), RankView(1, "waiting", (elsewhere,), elsewhere)]
+    divergence = compare_position(GROUP, "0", 0, {0: views[0].log[0]})
+    assert divergence is not None
+
+    lines = render(divergence, views).splitlines()
+
+    assert lines[1] == "  rank 0: all_reduce(group=[0, 1], shape=(4,)) at train.py:10 in step()"
+    assert lines[2].startswith("  rank 1: no collective #0 on this group (issued 0); waiting in")
+    assert lines[3] == "      called from train.py:9 in f9()"
+    assert lines[4].startswith("sequences on group")
+
+
+def _logs(*chains: tuple[tuple[int, ...], ...]) -> dict[int, list[Collective]]:
+    """Rank -> its log, one collective per chain (the site's line, then its callers')."""
+    return {
+        rank: [_c(seq=n, site=_chain(c[0])[0], callers=_chain(*c[1:])) for n, c in enumerate(cs)]
+        for rank, cs in enumerate(chains)
+    }
+
+
+def test_first_site_difference_is_the_earliest_position_whose_sites_differ() -> None:
+    logs = _logs(((1,), (2,), (3,), (4,)), ((1,), (3,), (4,), (5,)))
+
+    assert first_site_difference(logs, 3) == 1
+    assert first_site_difference(logs, 1) is None
+
+
+def test_first_site_difference_counts_a_difference_only_in_the_callers() -> None:
+    logs = _logs(((7, 20), (7, 21)), ((7, 20), (7, 22)))
+
+    assert first_site_difference(logs, 2) == 1
+
+
+def test_first_site_difference_same_sites_or_unknown_sites_are_none() -> None:
+    same = _logs(((1, 2), (3,)), ((1, 2), (3,)))
+    unknown = {0: [_c(site=None)], 1: [_c()]}
+
+    assert first_site_difference(same, 2) is None
+    assert first_site_difference(unknown, 1) is None
+    assert first_site_difference({0: [], 1: [_c()]}, 1) is None
+
+
+def test_first_divergence_records_where_the_call_sites_first_differ() -> None:
+    logs = _logs(((1,), (2,), (3,)), ((1,), (3,), (3,)))
+    log1 = (*logs[1][:2], _c("broadcast", seq=2, root=0, site=_chain(3)[0]))
+    views = [RankView(0, "finished", tuple(logs[0])), RankView(1, "finished", log1)]
+
+    divergence = first_divergence(views)
+
+    assert divergence is not None
+    assert (divergence.position, divergence.first_site_difference) == (2, 1)
+
+
+def test_render_names_where_the_call_sites_first_differ_with_the_differing_caller() -> None:
+    logs = _logs(((7, 20), (7, 21), (8,)), ((7, 20), (7, 22), (9,)))
+    views = [RankView(rank, "waiting", tuple(log)) for rank, log in logs.items()]
+    at = {0: logs[0][2], 1: replace(logs[1][2], op="broadcast", root=0)}
+    divergence = replace(compare_position(GROUP, "0", 2, at), first_site_difference=1)
+
+    lines = render(divergence, views).splitlines()
+
+    assert lines[3] == (
+        "the call sites first differ at collective #1: rank 0 at train.py:21, rank 1 at "
+        "train.py:22 (the ranks may have been out of step from there)"
+    )
+    assert lines[4].startswith("sequences on group")
+
+
+def test_render_groups_ranks_that_share_a_call_site() -> None:
+    logs = _logs(((1,), (2,)), ((5,), (3,)), ((1,), (2,)))
+    views = [RankView(rank, "waiting", tuple(log)) for rank, log in logs.items()]
+    divergence = Divergence((0, 1, 2), "0", 1, "reason", {0: logs[0][1]}, first_site_difference=0)
+
+    text = render(divergence, views)
+
+    assert "differ at collective #0: ranks 0, 2 at train.py:1, rank 1 at train.py:5 (" in text
+
+
+def test_status_of_a_pending_rank_says_the_run_stopped_before_its_turn() -> None:
+    status = RankView(2, "pending", ()).status()
+
+    assert status == (
+        "had not reached this point when the run stopped (threads mode runs one rank at a "
+        "time, and stopped at the first difference)"
+    )
+
+
+def test_render_a_site_difference_that_the_logs_do_not_show_adds_no_line() -> None:
+    logs = _logs(((1,), (2,)), ((1,), (2,)))
+    views = [RankView(rank, "waiting", tuple(log)) for rank, log in logs.items()]
+    same = Divergence(GROUP, "0", 1, "reason", {0: logs[0][1]}, first_site_difference=0)
+    beyond = replace(same, first_site_difference=5)
+
+    assert "call sites first differ" not in render(same, views)
+    assert "call sites first differ" not in render(beyond, views)

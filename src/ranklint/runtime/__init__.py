@@ -34,6 +34,7 @@ from ranklint.runtime.equivalence import NotEquivalentError
 from ranklint.runtime.report import (
     Collective,
     DivergenceError,
+    RankDied,
     RankFailure,
     RanksTimeout,
     RankView,
@@ -47,6 +48,7 @@ __all__ = [
     "Collective",
     "DivergenceError",
     "NotEquivalentError",
+    "RankDied",
     "RankFailure",
     "RankView",
     "RanksTimeout",
@@ -94,6 +96,7 @@ def run_ranks(
     defaults to ``True`` then (every rank draws the same initial weights and
     random batch, as a job seeded once does), to ``False`` otherwise.
     """
+    __tracebackhide__ = True  # pytest: a failure shows the caller's line and the report
     if world_size < 1:
         raise ValueError(f"world_size must be at least 1, got {world_size}")
     if mode not in MODES:
@@ -130,6 +133,7 @@ def _run(
     explain: bool,
 ) -> list[Any]:
     """One run of ``fn`` on ``world_size`` ranks, its divergence explained on request."""
+    __tracebackhide__ = True
     if mode == "threads":
         from ranklint.runtime import _torch
 

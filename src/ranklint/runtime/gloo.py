@@ -44,7 +44,9 @@ import ranklint.runtime.threads as threads
 from ranklint.runtime.flight_recorder import DTYPES
 from ranklint.runtime.report import (
     Collective,
+    Divergence,
     DivergenceError,
+    RankDied,
     RankFailure,
     RanksTimeout,
     RankView,
@@ -102,6 +104,31 @@ def _meet(dist: Any, key: str, world_size: int, patience: float) -> None:
         time.sleep(0.005)
 
 
+def _pickled(error: BaseException) -> bytes | None:
+    """The exception itself, for the parent to raise with its own class (``None``
+    when it does not pickle or unpickle: its text and traceback still travel)."""
+    try:
+        data = pickle.dumps(error)
+        pickle.loads(data)
+    except Exception:
+        return None
+    return data
+
+
+def _from_backend(error: BaseException, torch_file: str) -> bool:
+    """Whether ``error`` is the backend giving up on a collective (a peer left, a
+    timeout): raised inside torch.distributed as gloo raises it, a consequence of
+    what another rank did, not this rank's own error."""
+    tb = error.__traceback__
+    innermost = None
+    while tb is not None:
+        innermost, tb = tb.tb_frame.f_code.co_filename, tb.tb_next
+    package = os.path.join(os.path.dirname(os.path.abspath(torch_file)), "distributed") + os.sep
+    inside = innermost is not None and os.path.abspath(innermost).startswith(package)
+    names = {cls.__name__ for cls in type(error).__mro__}
+    return inside and (type(error) is RuntimeError or "DistError" in names)
+
+
 def _child(
     rank: int,
     world_size: int,
@@ -121,6 +148,8 @@ def _child(
     torch.set_num_threads(1)
     notes: list[_torch.Annotation] = []
     outcome: dict[str, Any] = {"rank": rank, "state": "failed", "result": None, "notes": notes}
+    # Flight Recorder entries older than this are the parent's warm-up, inherited by fork.
+    outcome["start_ns"] = time.time_ns()
     written = threading.Lock()
     # Set once the outcome is on disk, whichever thread wrote it.
     on_disk = threading.Event()
@@ -171,7 +200,9 @@ def _child(
         _meet(dist, "done", world_size, _LINGER)
     except BaseException as error:
         text = "".join(traceback.format_exception(error))
-        finish({"state": "failed", "error": f"{type(error).__name__}: {error}", "traceback": text})
+        failed = {"state": "failed", "error": f"{type(error).__name__}: {error}", "traceback": text}
+        failed.update(exception=_pickled(error), backend=_from_backend(error, torch.__file__))
+        finish(failed)
         code = 1
     finally:
         os._exit(code)
@@ -187,19 +218,23 @@ def run(
     same_seed: bool,
 ) -> list[Any]:
     """Run ``fn(rank, world_size, *inputs[rank])`` in forked gloo processes."""
-    torch, _dist = _torch.import_torch()
+    threads.refuse_nesting("gloo")
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
+    torch, dist = _torch.import_torch()
+    if method == "fork":
+        _warm_flight_recorder(torch, dist)
     with tempfile.TemporaryDirectory(prefix="ranklint-ranks-") as folder:
         processes = [
             context.Process(
                 target=_child,
                 args=(rank, world_size, fn, inputs[rank], folder, timeout, seed, same_seed),
-                name=f"ranklint-rank-{rank}",
+                name=f"{threads.RANK_PREFIX}{rank}",
                 daemon=True,
             )
             for rank in range(world_size)
         ]
+        killed: set[int] = set()
         try:
             for process in processes:
                 process.start()
@@ -212,20 +247,57 @@ def run(
             for process in processes:
                 process.join(max(late - time.monotonic(), 0))
         finally:
-            for process in processes:
+            for rank, process in enumerate(processes):
                 if process.is_alive():
+                    killed.add(rank)
                     process.kill()
                 process.join(5)
-        outcomes = [_read(_outcome_path(folder, rank), rank) for rank in range(world_size)]
+        outcomes = [
+            _read(_outcome_path(folder, rank), rank, processes[rank].exitcode, rank in killed)
+            for rank in range(world_size)
+        ]
     roots = stacks.library_roots(torch.__file__, stacks.__file__)
     return _verdict(outcomes, roots, timeout)
 
 
-def _read(path: Path, rank: int) -> dict[str, Any]:
+def _read(path: Path, rank: int, exitcode: int | None, killed: bool) -> dict[str, Any]:
+    """The outcome a rank wrote; without one, whether the parent killed it at the
+    deadline or it died on its own (``os._exit``, a crash, the out-of-memory killer)."""
     try:
         return dict(pickle.loads(path.read_bytes()))
     except FileNotFoundError:
-        return {"rank": rank, "state": "killed", "error": "the process left no outcome"}
+        if killed:
+            return {"rank": rank, "state": "killed", "error": "the process left no outcome"}
+        return {"rank": rank, "state": "died", "exitcode": exitcode}
+
+
+#: Whether this process has symbolised a Flight Recorder dump (see :func:`_warm_flight_recorder`).
+_WARM: list[bool] = []
+
+
+def _warm_flight_recorder(torch: Any, dist: Any) -> None:
+    """Make the ranks' dumps fast: a process's first dump with an entry spends about
+    1 s setting up the stack symboliser, and forked ranks inherit the parent's. So do
+    it once here, in a world of one rank (not when this process has a world already).
+    The entry it leaves is older than every rank's start and is dropped there."""
+    if _WARM or dist.is_initialized():
+        return
+    _WARM.append(True)
+    excepthook = sys.excepthook
+    with tempfile.TemporaryDirectory(prefix="ranklint-warm-") as folder:
+        try:
+            dist.init_process_group(
+                "gloo", init_method=f"file://{folder}/store", rank=0, world_size=1
+            )
+            try:
+                dist.all_reduce(torch.zeros(1))
+                _torch.dump_flight_recorder()
+            finally:
+                dist.destroy_process_group()
+        except Exception:  # the ranks' dumps are only slower
+            logger.debug("warming Flight Recorder failed", exc_info=True)
+        finally:
+            sys.excepthook = excepthook
 
 
 def family(name: str) -> str:
@@ -264,7 +336,12 @@ def _collectives(outcome: dict[str, Any], roots: Sequence[str]) -> list[Collecti
     data = outcome.get("fr")
     if not data:
         return []
-    ops = [op for op in _torch.read_flight_recorder(data) if op.group_name in groups]
+    start = int(outcome.get("start_ns") or 0)
+    ops = [
+        op
+        for op in _torch.read_flight_recorder(data)
+        if op.group_name in groups and (op.time_ns == 0 or op.time_ns >= start)
+    ]
     notes: list[_torch.Annotation] = list(outcome.get("notes") or ())
     matched = _annotate(ops, notes)
     timeline: list[tuple[int, int, Collective]] = []
@@ -312,26 +389,60 @@ def _collectives(outcome: dict[str, Any], roots: Sequence[str]) -> list[Collecti
 
 
 def _verdict(outcomes: Sequence[dict[str, Any]], roots: Sequence[str], timeout: float) -> list[Any]:
-    views = []
+    """The run's result, or the error that explains it, in the order threads mode
+    would meet them: a rank that died, a divergence (unless a rank that never issued
+    the collective had raised an error of its own first), a rank's error, a timeout."""
+    views = [_view(outcome, roots) for outcome in outcomes]
     for outcome in outcomes:
-        frames = outcome.get("frames") or []
-        state = {"stuck": "running", "killed": "running"}.get(outcome["state"], outcome["state"])
-        views.append(
-            RankView(
-                rank=outcome["rank"],
-                state=state,
-                log=tuple(_collectives(outcome, roots)),
-                error=outcome.get("error"),
-                stack=stacks.user_stack(frames, roots),
-            )
-        )
+        if outcome["state"] == "died":
+            raise RankDied(outcome["rank"], outcome.get("exitcode"), views)
     divergence = first_divergence(views)
     if divergence is not None:
-        raise DivergenceError(divergence, views)
-    for outcome in outcomes:
-        if outcome["state"] == "failed":
-            error = RuntimeError(outcome.get("error"))
-            raise RankFailure(outcome["rank"], error, outcome.get("traceback", ""))
+        missing = [rank for rank in divergence.group if rank not in divergence.at]
+        causes = [outcomes[rank] for rank in missing if _own_error(outcomes[rank])]
+        if not causes or _disagree(divergence):
+            raise DivergenceError(divergence, views)
+        raise _failure(causes[0])
+    failed = [outcome for outcome in outcomes if outcome["state"] == "failed"]
+    if failed:
+        raise _failure(min(failed, key=lambda outcome: not _own_error(outcome)))
     if any(outcome["state"] != "finished" for outcome in outcomes):
         raise RanksTimeout(timeout, views)
     return [outcome["result"] for outcome in outcomes]
+
+
+def _view(outcome: dict[str, Any], roots: Sequence[str]) -> RankView:
+    frames = outcome.get("frames") or []
+    state = {"stuck": "running", "killed": "running"}.get(outcome["state"], outcome["state"])
+    return RankView(
+        rank=outcome["rank"],
+        state=state,
+        log=tuple(_collectives(outcome, roots)),
+        error=outcome.get("error"),
+        stack=stacks.user_stack(frames, roots),
+    )
+
+
+def _own_error(outcome: dict[str, Any]) -> bool:
+    """The rank raised an error of its own, not gloo giving up on a collective."""
+    return outcome["state"] == "failed" and not outcome.get("backend")
+
+
+def _disagree(divergence: Divergence) -> bool:
+    """The members present at the position disagree (not only some missing)."""
+    present = list(divergence.at.values())
+    return any(present[0].differences(other) for other in present[1:])
+
+
+def _failure(outcome: dict[str, Any]) -> RankFailure:
+    """The rank's error with its own class where it pickled, and its traceback."""
+    error: BaseException | None = None
+    data = outcome.get("exception")
+    if data is not None:
+        try:
+            error = pickle.loads(data)
+        except Exception:  # a class the parent cannot import
+            logger.debug("the exception of rank %s does not unpickle", outcome["rank"])
+    if not isinstance(error, BaseException):
+        error = RuntimeError(outcome.get("error"))
+    return RankFailure(outcome["rank"], error, outcome.get("traceback", ""))

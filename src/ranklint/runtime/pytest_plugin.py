@@ -14,12 +14,20 @@
 - The ``ranks`` fixture runs functions on ranks inside a test, for finer
   control: ``results = ranks(fn, 4, rank_inputs=...)``.
 
+A marked test that fails shows the report first and none of this plugin's
+frames: a divergence or a timeout prints its text alone, a rank's exception
+(threads mode) is re-raised with its own traceback, and a gloo rank's
+traceback is printed without the companion's frames.
+
 This module imports no torch: a test without the marker never pays for it.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+import os
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +38,10 @@ logger = logging.getLogger(__name__)
 MARKER = "ranks"
 #: The marker's options of the equivalence check.
 _EQUIVALENCE = ("equivalent_to", "rtol", "atol")
+#: The runtime companion's folder: its frames are never the user's.
+_OWN = os.path.dirname(os.path.abspath(__file__)) + os.sep
+#: A frame's first line in a formatted traceback.
+_FRAME = re.compile(r'\s*File "(?P<file>[^"]+)", line \d+')
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -88,25 +100,68 @@ def world_size(request: pytest.FixtureRequest) -> int:
 
 @pytest.fixture
 def ranks() -> Callable[..., list[Any]]:
-    """``ranks(fn, world_size, **options)``: :func:`ranklint.runtime.run_ranks`, in a test."""
-    from ranklint.runtime import run_ranks
+    """``ranks(fn, world_size, **options)``: :func:`ranklint.runtime.run_ranks`, in a test.
 
-    return run_ranks
+    A divergence or a timeout is raised as run_ranks raises it, without the
+    companion's frames: the failure shows the test's line, then the report.
+    """
+    from ranklint.runtime import DivergenceError, RanksTimeout, run_ranks
+
+    @functools.wraps(run_ranks)
+    def run(*args: Any, **options: Any) -> list[Any]:
+        __tracebackhide__ = True
+        try:
+            return run_ranks(*args, **options)
+        except (DivergenceError, RanksTimeout) as error:
+            raise error.with_traceback(None) from None
+
+    return run
+
+
+def without_own_frames(traceback_text: str) -> str:
+    """A formatted traceback without the runtime companion's frames (this plugin's
+    ``body``, a gloo rank's launcher): what is left is the user's code."""
+    kept: list[str] = []
+    skipping = False
+    for line in traceback_text.splitlines():
+        frame = _FRAME.match(line)
+        if frame is not None:
+            skipping = os.path.abspath(frame.group("file")).startswith(_OWN)
+        elif not line.startswith("    "):
+            skipping = False
+        if not skipping:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def _hidden(excinfo: pytest.ExceptionInfo[BaseException] | None) -> bool:
+    """``__tracebackhide__`` of the hook: its frame is hidden from every failure but
+    the report it raises with ``pytest.fail`` (a failure with no frame left at all
+    reads "All traceback entries are hidden"; with this one, only the report shows)."""
+    return excinfo is None or not isinstance(excinfo.value, pytest.fail.Exception)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    __tracebackhide__ = _hidden
     marker = pyfuncitem.get_closest_marker(MARKER)
     if marker is None:
         return None
     size, options = _options(marker)
-    from ranklint.runtime import NotEquivalentError, RankFailure, run_ranks
+    from ranklint.runtime import (
+        DivergenceError,
+        NotEquivalentError,
+        RankFailure,
+        RanksTimeout,
+        run_ranks,
+    )
 
     names = pyfuncitem._fixtureinfo.argnames
     shared = {name: pyfuncitem.funcargs[name] for name in names}
     test = pyfuncitem.obj
 
     def body(rank: int, world_size: int) -> Any:
+        __tracebackhide__ = True
         arguments = dict(shared)
         if "rank" in arguments:
             arguments["rank"] = rank
@@ -124,9 +179,14 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
             if hasattr(error, "add_note"):
                 error.add_note(f"(raised on rank {failure.rank} of {size})")
             raise error from None
-        raise
+        # gloo mode has the rank's traceback as text only: show it, not our frames.
+        report = without_own_frames(str(failure))
+    except (DivergenceError, RanksTimeout) as error:
+        # the report says it all, and the frames here are the companion's.
+        report = str(error)
     except NotEquivalentError as error:
         # the message says it all: show it without the comparison's frames.
-        __tracebackhide__ = True
         raise error.with_traceback(None) from None
-    return True
+    else:
+        return True
+    pytest.fail(report, pytrace=False)

@@ -12,12 +12,14 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 logger = logging.getLogger(__name__)
 
 #: How many collectives before the mismatch each rank's sequence shows.
 CONTEXT = 4
+#: How many of a collective's callers the report shows before counting the rest.
+CHAIN = 4
 
 
 @dataclass(frozen=True)
@@ -121,8 +123,9 @@ class RankView:
 
     ``state`` is ``"waiting"`` (in ``waiting_in``), ``"finished"``, ``"failed"``
     (``error`` holds the exception's last line), ``"ready"`` (its collective
-    completed; threads mode, another rank holds the turn) or ``"running"``
-    (``stack`` holds its user frames, innermost last).
+    completed; threads mode, another rank holds the turn), ``"pending"``
+    (threads mode stopped at a divergence before this rank's turn came) or
+    ``"running"`` (``stack`` holds its user frames, innermost last).
     """
 
     rank: int
@@ -144,6 +147,11 @@ class RankView:
             return f"raised {self.error}"
         if self.state == "ready":
             return "ready to run, but another rank never gave up its turn (threads mode)"
+        if self.state == "pending":
+            return (
+                "had not reached this point when the run stopped (threads mode runs one rank "
+                "at a time, and stopped at the first difference)"
+            )
         if self.state == "running" and self.stack:
             return f"still running at {self.stack[-1]} (no collective)"
         if self.state == "running":
@@ -161,6 +169,10 @@ class Divergence:
     reason: str
     #: each member's collective at ``position``; absent for members that have none.
     at: Mapping[int, Collective] = field(default_factory=dict)
+    #: the earliest position before ``position`` whose collectives the members issued
+    #: from different call sites (:func:`first_site_difference`): they may have been
+    #: out of step from there. ``None`` where every earlier call site agrees.
+    first_site_difference: int | None = None
 
 
 class RuntimeCompanionError(Exception):
@@ -207,7 +219,7 @@ class RanksTimeout(RuntimeCompanionError, TimeoutError):
         lines = [f"the ranks did not finish within {timeout:g} s; they were abandoned:"]
         for view in self.views:
             lines.append(f"  rank {view.rank}: {view.status()}")
-            lines.extend(f"      {site}" for site in reversed(view.stack[:-1]))
+            lines.extend(_chain(tuple(reversed(view.stack[:-1]))))
         super().__init__("\n".join(lines))
 
 
@@ -220,6 +232,22 @@ def _member_line(view: RankView | None, rank: int, divergence: Divergence, dtype
     issued = len(view.on_group(divergence.group_name))
     lead = f"rank {rank}: no collective #{divergence.position} on this group"
     return f"{lead} (issued {issued}); {view.status()}"
+
+
+def _chain(callers: Sequence[Site]) -> list[str]:
+    """``called from FILE:LINE in fn()`` per caller, innermost first, the rest counted."""
+    lines = [f"      called from {site}" for site in callers[:CHAIN]]
+    if len(callers) > CHAIN:
+        lines.append(f"      ... {len(callers) - CHAIN} more")
+    return lines
+
+
+def _member_chain(view: RankView | None, rank: int, divergence: Divergence) -> list[str]:
+    """The callers of the collective on the member's line: at the position, or waited in."""
+    here = divergence.at.get(rank)
+    if here is None and view is not None and view.state == "waiting":
+        here = view.waiting_in
+    return _chain(here.callers) if here is not None else []
 
 
 def _note(collective: Collective, notes: Mapping[tuple[str, int], str]) -> str | None:
@@ -249,10 +277,14 @@ def render(
     ]
     for rank in members:
         lines.append("  " + _member_line(by_rank.get(rank), rank, divergence, dtypes))
+        lines.extend(_member_chain(by_rank.get(rank), rank, divergence))
         here = divergence.at.get(rank)
         note = _note(here, notes or {}) if here is not None else None
         if note is not None:
             lines.append(f"      ranklint: {note}")
+    out_of_step = _site_difference(divergence, by_rank)
+    if out_of_step is not None:
+        lines.append(out_of_step)
     lines.append(f"sequences on group {list(members)} up to the mismatch (>> marks it):")
     for rank in members:
         view = by_rank.get(rank)
@@ -268,6 +300,69 @@ def render(
         if len(shown) <= divergence.position:
             lines.append(f"    >> #{divergence.position} (none) {view.status() if view else ''}")
     return "\n".join(line.rstrip() for line in lines)
+
+
+def _calls(collective: Collective) -> tuple[Site, ...]:
+    """The collective's site and its callers, innermost first (empty where unknown)."""
+    return (collective.site, *collective.callers) if collective.site is not None else ()
+
+
+def first_site_difference(logs: Mapping[int, Sequence[Collective]], position: int) -> int | None:
+    """The earliest position before ``position`` whose collectives the members issued
+    from different call sites, or ``None``.
+
+    ``logs`` holds each member's collectives on one group, in order. Two call
+    sites differ where the site's file and line differ, or a caller's does: the
+    same helper called from two lines counts. A position where some member's
+    site is unknown, or where fewer than two members have a collective, is
+    skipped. Ranks may legitimately issue one collective from two lines
+    (``if rank == 0: all_reduce(x) else: all_reduce(x)``), so this only hints
+    where the ranks may have gone out of step.
+    """
+    for index in range(position):
+        chains = [_calls(log[index]) for log in logs.values() if index < len(log)]
+        if len(chains) < 2 or () in chains:
+            continue
+        if len({tuple((site.file, site.line) for site in chain) for chain in chains}) > 1:
+            return index
+    return None
+
+
+def _site_difference(divergence: Divergence, by_rank: Mapping[int, RankView]) -> str | None:
+    """The report's line on where the members' call sites first differ, if they do."""
+    index = divergence.first_site_difference
+    if index is None:
+        return None
+    chains: dict[int, tuple[Site, ...]] = {}
+    for rank in divergence.group:
+        view = by_rank.get(rank)
+        log = view.on_group(divergence.group_name) if view is not None else []
+        if index < len(log) and log[index].site is not None:
+            chains[rank] = _calls(log[index])
+    if len(chains) < 2:
+        return None
+    # The innermost frame where the chains part: a helper's line when only its callers differ.
+    longest = max(len(chain) for chain in chains.values())
+    parted = (d for d in range(longest) if len({_frame_at(c, d) for c in chains.values()}) > 1)
+    depth = next(parted, None)
+    if depth is None:
+        return None
+    places: dict[str, list[int]] = {}
+    for rank, chain in chains.items():
+        site = chain[min(depth, len(chain) - 1)]
+        places.setdefault(f"{_short(site.file)}:{site.line}", []).append(rank)
+    where = ", ".join(
+        f"rank{'s' if len(ranks) > 1 else ''} {_ranks(ranks)} at {place}"
+        for place, ranks in places.items()
+    )
+    return (
+        f"the call sites first differ at collective #{index}: {where} "
+        "(the ranks may have been out of step from there)"
+    )
+
+
+def _frame_at(chain: Sequence[Site], depth: int) -> tuple[str, int] | None:
+    return (chain[depth].file, chain[depth].line) if depth < len(chain) else None
 
 
 def compare_position(
@@ -316,6 +411,8 @@ def first_divergence(views: Sequence[RankView]) -> Divergence | None:
             at = {rank: log[position] for rank, log in logs.items() if position < len(log)}
             divergence = compare_position(members, name, position, at)
             if divergence is not None:
+                earlier = first_site_difference(logs, position)
+                divergence = replace(divergence, first_site_difference=earlier)
                 rank = min(at)
                 order = next(i for i, c in enumerate(by_rank[rank].log) if c is at[rank])
                 found.append(((order, rank), divergence))
@@ -324,3 +421,48 @@ def first_divergence(views: Sequence[RankView]) -> Divergence | None:
         return None
     # (order, rank) never ties between groups: one collective is on one group.
     return min(found, key=lambda item: item[0])[1]  # pragma: no mutate  (key=None is the same)
+
+
+class RankDied(RankFailure):
+    """A rank's process ended without reporting (gloo mode): ``os._exit``, a crash in
+    native code, or a signal such as the out-of-memory killer's ``SIGKILL``.
+
+    ``exitcode`` is the process's exit code, negative for a signal (as
+    :mod:`multiprocessing` gives it). What the rank issued is unknown: its Flight
+    Recorder buffer died with it, so the other ranks' state is shown instead.
+    """
+
+    def __init__(self, rank: int, exitcode: int | None, views: Sequence[RankView]) -> None:
+        self.exitcode = exitcode
+        self.views = tuple(views)
+        how = _how_it_ended(exitcode)
+        lines = [
+            f"rank {rank} {how} before it reported (os._exit, a crash in native code, or a "
+            "kill such as the out-of-memory killer's); what it issued is unknown"
+        ]
+        for view in self.views:
+            if view.rank == rank:
+                continue
+            last = f"; its last collective: {view.log[-1].describe()}" if view.log else ""
+            lines.append(f"  rank {view.rank}: {view.status()}{last}")
+        error = ChildProcessError(f"rank {rank} {how}")
+        super().__init__(rank, error, "")
+        self.args = ("\n".join(lines),)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def _how_it_ended(exitcode: int | None) -> str:
+    """``exited with code 3``, ``was killed by signal 9 (SIGKILL)``."""
+    if exitcode is None:
+        return "ended"
+    if exitcode >= 0:
+        return f"exited with code {exitcode}"
+    import signal
+
+    try:
+        name = signal.Signals(-exitcode).name
+    except ValueError:
+        return f"was killed by signal {-exitcode}"
+    return f"was killed by signal {-exitcode} ({name})"

@@ -21,8 +21,10 @@ stack and abandoned.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import inspect
 import logging
+import multiprocessing
 import os
 import random
 import sys
@@ -30,7 +32,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import ranklint.runtime._torch as _torch
@@ -43,7 +45,9 @@ from ranklint.runtime.report import (
     RankFailure,
     RanksTimeout,
     RankView,
+    RuntimeCompanionError,
     compare_position,
+    first_site_difference,
 )
 
 logger = logging.getLogger(__name__)
@@ -78,6 +82,8 @@ class _Rank:
     result: Any = None
     error: str | None = None
     thread: threading.Thread | None = None
+    #: whether the rank has held the baton (a divergence stops the run before some do).
+    ran: bool = False
 
 
 class World:
@@ -112,6 +118,7 @@ class World:
             if self.failure is not None:
                 raise _Abort
             self.cond.wait(_POLL)
+        self.ranks[rank].ran = True
         self.runnable.discard(rank)
         self.isolation(rank, "resume")
 
@@ -211,7 +218,11 @@ class World:
     def _diverged(self, divergence: Divergence | None) -> None:
         if divergence is None or self.failure is not None:
             return
-        self.failure = DivergenceError(divergence, self.views())
+        name = divergence.group_name
+        logs = {r: [c for c in self.ranks[r].log if c.group_name == name] for r in divergence.group}
+        earlier = first_site_difference(logs, divergence.position)
+        divergence = replace(divergence, first_site_difference=earlier)
+        self.failure = DivergenceError(divergence, self.views(pending=True))
         self.holder = None
         self.cond.notify_all()
 
@@ -229,8 +240,10 @@ class World:
         at = {member: c for member, (c, _) in meeting.arrived.items()}
         self._diverged(compare_position(meeting.members, first.group_name, first.seq, at))
 
-    def views(self, *, with_stacks: bool = False) -> list[RankView]:
-        """What each rank did and is doing."""
+    def views(self, *, with_stacks: bool = False, pending: bool = False) -> list[RankView]:
+        """What each rank did and is doing; with ``pending`` (the run stopped at a
+        divergence), a rank that never held the baton, or whose collective completed
+        but was not resumed, is ``"pending"``: it is not stalled, its turn never came."""
         frames = sys._current_frames() if with_stacks else {}
         views = []
         for state in self.ranks:
@@ -238,10 +251,14 @@ class World:
             thread = state.thread
             if with_stacks and thread is not None and thread.ident in frames:
                 stack = stacks.user_stack(stacks.frames_of(frames[thread.ident]), self.roots)
+            shown = "running" if state.state == "starting" else state.state
+            unstarted = state.state in ("starting", "running") and not state.ran
+            if pending and (state.state == "ready" or unstarted):
+                shown = "pending"
             views.append(
                 RankView(
                     rank=state.rank,
-                    state="running" if state.state == "starting" else state.state,
+                    state=shown,
                     log=tuple(state.log),
                     waiting_in=state.waiting,
                     error=state.error,
@@ -314,10 +331,14 @@ def run(
     same_seed: bool,
 ) -> list[Any]:
     """Run ``fn(rank, world_size, *inputs[rank])`` on threads; the per-rank results."""
+    refuse_nesting("threads")
     torch, dist = _torch.import_torch()
     api = _torch.threads_api()
     if not _ACTIVE.acquire(blocking=False):
-        raise RuntimeError("run_ranks(mode='threads') is already running in this process")
+        raise RuntimeCompanionError(
+            "run_ranks(mode='threads') is already running in this process, in another "
+            "thread: one threaded run at a time (torch's threaded world is a global)"
+        )
     roots = stacks.library_roots(torch.__file__, stacks.__file__)
     world = World(world_size, roots)
     isolation = _Isolation(torch, world_size, seed, same_seed)
@@ -355,7 +376,7 @@ def run(
             isolation.start(state.rank)
         for state in world.ranks:
             thread = threading.Thread(
-                target=body, args=(state.rank,), name=f"ranklint-rank-{state.rank}", daemon=True
+                target=body, args=(state.rank,), name=f"{RANK_PREFIX}{state.rank}", daemon=True
             )
             state.thread = thread
             thread.start()
@@ -363,6 +384,7 @@ def run(
         for state in world.ranks:
             if state.thread is not None:
                 state.thread.join(timeout=1.0)
+        _stop_abandoned(world)
     finally:
         api.set_isolation(False)
         api.uninstall()
@@ -372,6 +394,48 @@ def run(
     if world.failure is not None:
         raise world.failure
     return [state.result for state in world.ranks]
+
+
+#: The name of every rank's thread (threads mode) and process (gloo mode).
+RANK_PREFIX = "ranklint-rank-"
+
+
+def refuse_nesting(mode: str) -> None:
+    """Fail at once when called from a rank of a run in progress: a nested run
+    cannot work in either mode (one threaded world per process; a forked gloo rank
+    is a daemon, which may not fork), and failing later reads like another error."""
+    if threading.current_thread().name.startswith(RANK_PREFIX):
+        outer = "threads"
+    elif multiprocessing.current_process().name.startswith(RANK_PREFIX):
+        outer = "gloo"
+    else:
+        return
+    raise RuntimeCompanionError(
+        f"run_ranks(mode={mode!r}) was called from a rank of a run_ranks(mode={outer!r}) run: "
+        "runs cannot be nested; call run_ranks from the test or the script, and let the "
+        "rank function call the code under test directly"
+    )
+
+
+def _stop_abandoned(world: World) -> None:
+    """End the rank threads still running after the run failed (an endless loop, a
+    rank that never yields): left alone, each keeps a core busy for the rest of the
+    process. Python code is stopped by raising :class:`_Abort` in its thread at its
+    next bytecode; a thread blocked in native code stops when it returns there."""
+    for state in world.ranks:
+        thread = state.thread
+        if thread is None or not thread.is_alive() or thread.ident is None:
+            continue
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(
+            ctypes.c_ulong(thread.ident), ctypes.py_object(_Abort)
+        )
+        thread.join(timeout=_STOP_WAIT)
+        if thread.is_alive():
+            logger.warning("rank %d's thread did not stop; it is left running", state.rank)
+
+
+#: Seconds to wait for an abandoned rank's thread to stop once told to.
+_STOP_WAIT = 5.0
 
 
 #: The default group's maker for the run in progress (the backend is registered once).
