@@ -75,15 +75,9 @@ def warm_up_ratio(repeat: int) -> tuple[float, float]:
         cold = statistics.median(_once(cases.balanced_sum, "gloo", {})[1] for _ in range(repeat))
     finally:
         gloo._WARM[:] = saved
-    gloo._warm_flight_recorder(*_torch_modules())
+    gloo._warm_flight_recorder()
     warm = statistics.median(_once(cases.balanced_sum, "gloo", {})[1] for _ in range(repeat))
     return cold, warm
-
-
-def _torch_modules() -> tuple[Any, Any]:
-    from ranklint.runtime import _torch
-
-    return _torch.import_torch()
 
 
 def main(argv: list[str] | None = None) -> int:

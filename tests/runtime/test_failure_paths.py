@@ -233,7 +233,7 @@ def test_gloo_verdict_without_a_pickled_exception_keeps_the_text_as_runtime_erro
 
 
 @distributed
-def test_gloo_run_warms_flight_recorder_once_and_leaves_no_world_behind() -> None:
+def test_gloo_run_warms_the_symbolizer_once_and_leaves_no_world_or_entry_behind() -> None:
     import sys
 
     hook = sys.excepthook
@@ -243,3 +243,5 @@ def test_gloo_run_warms_flight_recorder_once_and_leaves_no_world_behind() -> Non
     assert gloo._WARM == [True]
     assert not torch.distributed.is_initialized()
     assert sys.excepthook is hook
+    entries = pickle.loads(torch._C._distributed_c10d._dump_fr_trace()).get("entries", [])
+    assert entries == []

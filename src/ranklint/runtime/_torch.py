@@ -157,6 +157,21 @@ def dump_flight_recorder() -> bytes:
     return bytes(dump())
 
 
+def warm_stack_symbolizer() -> None:
+    """Set up the symboliser that turns captured stacks into (file, line, name).
+
+    A process's first Flight Recorder dump with an entry spends about 1 s on it;
+    a forked child inherits it from its parent once the parent has used it.
+    Capturing and symbolising one stack is enough: no process group, no entry."""
+    from torch._C import _profiler
+
+    gather = getattr(_profiler, "gather_traceback", None)
+    symbolize = getattr(_profiler, "symbolize_tracebacks", None)
+    if gather is None or symbolize is None:
+        raise _missing("torch._C._profiler.gather_traceback / symbolize_tracebacks")
+    symbolize([gather(True, True, False)])  # python, script, no C++ frames
+
+
 def read_flight_recorder(data: bytes) -> list[RecordedOp]:
     """The collectives of a Flight Recorder dump, in the order they were issued."""
     try:

@@ -221,9 +221,9 @@ def run(
     threads.refuse_nesting("gloo")
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
-    torch, dist = _torch.import_torch()
+    torch, _dist = _torch.import_torch()
     if method == "fork":
-        _warm_flight_recorder(torch, dist)
+        _warm_flight_recorder()
     with tempfile.TemporaryDirectory(prefix="ranklint-ranks-") as folder:
         processes = [
             context.Process(
@@ -275,29 +275,17 @@ def _read(path: Path, rank: int, exitcode: int | None, killed: bool) -> dict[str
 _WARM: list[bool] = []
 
 
-def _warm_flight_recorder(torch: Any, dist: Any) -> None:
+def _warm_flight_recorder() -> None:
     """Make the ranks' dumps fast: a process's first dump with an entry spends about
-    1 s setting up the stack symboliser, and forked ranks inherit the parent's. So do
-    it once here, in a world of one rank (not when this process has a world already).
-    The entry it leaves is older than every rank's start and is dropped there."""
-    if _WARM or dist.is_initialized():
+    1 s setting up the stack symboliser, and forked ranks inherit the parent's. So
+    set it up once here, where it leaves no trace (no process group, no entry)."""
+    if _WARM:
         return
     _WARM.append(True)
-    excepthook = sys.excepthook
-    with tempfile.TemporaryDirectory(prefix="ranklint-warm-") as folder:
-        try:
-            dist.init_process_group(
-                "gloo", init_method=f"file://{folder}/store", rank=0, world_size=1
-            )
-            try:
-                dist.all_reduce(torch.zeros(1))
-                _torch.dump_flight_recorder()
-            finally:
-                dist.destroy_process_group()
-        except Exception:  # the ranks' dumps are only slower
-            logger.debug("warming Flight Recorder failed", exc_info=True)
-        finally:
-            sys.excepthook = excepthook
+    try:
+        _torch.warm_stack_symbolizer()
+    except Exception:  # the ranks' dumps are only slower
+        logger.debug("warming the stack symboliser failed", exc_info=True)
 
 
 def family(name: str) -> str:
