@@ -3,6 +3,7 @@ a folder's own `ranklint.toml` or `pyproject.toml` with `[tool.ranklint]`."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -37,12 +38,10 @@ def monorepo(tmp_path: Path) -> Path:
 
 
 def _codes(output: str) -> list[tuple[str, str]]:
-    found = []
-    for line in output.splitlines():
-        path, _, rest = line.partition(":")
-        code = rest.split(" ", 2)[1] if rest.count(" ") >= 1 else ""
-        found.append((path, code))
-    return found
+    """(path, code) of each finding of the text output (its head line; the code frame,
+    wrapped message lines and trace below it start with spaces or a line number)."""
+    heads = re.finditer(r"^(\S+?):\d+:\d+: (RNK\d{3}) ", output, re.MULTILINE)
+    return [(head[1], head[2]) for head in heads]
 
 
 def test_files_below_a_nested_configuration_use_it_and_the_others_the_root_one(

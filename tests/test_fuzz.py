@@ -154,7 +154,9 @@ def test_cli_and_flake8_print_the_same_lines_for_generated_programs(sources: lis
             flake8_cli.main,
             ["--isolated", "--select", "RNK", "-j", "1", "--output-file", str(report), tmp],
         )
-        cli_code, cli_out = _run_quietly(cli_main, ["check", "--select", "ALL", "-j", "1", tmp])
+        cli_code, cli_out = _run_quietly(
+            cli_main, ["check", "--format", "concise", "--select", "ALL", "-j", "1", tmp]
+        )
 
         from_flake8 = sorted(report.read_text(encoding="utf-8").splitlines())
         # Checks that need every file of the project (`Rule.whole_project`) are

@@ -106,7 +106,7 @@ def test_one_file_run_with_a_warm_cache_and_no_configuration_uses_the_projects_c
     write(package / "pkg" / "helpers.py", BARRIER)
     linted.clear()
 
-    run = run_cli("check", "pkg/helpers.py", cwd=package)
+    run = run_cli("check", "pkg/helpers.py", "--output-format", "concise", cwd=package)
 
     assert _callers_of_helpers(run) == ["pkg/train.py:7:9:", "scripts/end.py:7:9:"]
     assert [Path(path).name for path in linted] == ["helpers.py"]  # the rest from the cache
@@ -117,7 +117,7 @@ def test_cold_one_file_run_finds_callers_through_a_middle_file_and_a_rank_helper
 ) -> None:
     write(package / "pkg" / "helpers.py", BARRIER)
 
-    run = run_cli("check", "pkg/helpers.py", "--no-cache", cwd=package)
+    run = run_cli("check", "pkg/helpers.py", "--no-cache", "--format", "concise", cwd=package)
 
     assert run.code == 1
     assert _callers_of_helpers(run) == ["pkg/train.py:7:9:", "scripts/end.py:7:9:"]

@@ -10,12 +10,9 @@ import pathspec
 
 from ranklint.config import Config
 
-PYTHON_SUFFIXES = (".py", ".pyi")
-#: Named on the command line, these are skipped with a note, never parsed as Python.
-NOTEBOOK_NOTE = (
-    "Jupyter notebooks are not checked (their JSON is not Python); "
-    "export one with `jupyter nbconvert --to script` to check it"
-)
+#: The files a folder walk checks: Python sources, stubs and Jupyter notebooks
+#: (their code cells; exclude them with ``extend-exclude = ["*.ipynb"]``).
+PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 @dataclass
@@ -30,7 +27,7 @@ class Discovery:
 def discover(paths: Sequence[str], config: Config, *, force_exclude: bool = False) -> Discovery:
     """Expand ``paths`` into the files to check, in a deterministic order.
 
-    Directories are walked for ``*.py``/``*.pyi``; excluded directories are
+    Directories are walked for ``*.py``/``*.pyi``/``*.ipynb``; excluded directories are
     not entered and directory symlinks are not followed (no loops). A file
     named explicitly is checked even when excluded, unless ``force_exclude``;
     likewise a directory named explicitly is walked, and only patterns that do
@@ -61,8 +58,6 @@ def discover(paths: Sequence[str], config: Config, *, force_exclude: bool = Fals
             walk_spec = narrowed if excluded else spec  # pragma: no mutate
             for file in _walk(path, walk_spec, config):
                 add(file)
-        elif path.endswith(".ipynb"):
-            result.skipped.append((raw, NOTEBOOK_NOTE))
         else:
             add(path)
     return result

@@ -3,7 +3,8 @@
 Writes ``docs/rules/<CODE>.md`` for every rule, ``docs/rules/README.md`` as
 the index, and the options table of ``docs/usage.md`` (between its
 ``options-table`` markers) from the option declarations of
-:class:`ranklint.config.Config`. The same rule text is printed by ``ranklint
+:class:`ranklint.config.Config`; and the sample output of the ``README.md`` next to
+OUT_DIR from a real run (:mod:`ranklint.docs_sample`). The same rule text is printed by ``ranklint
 rule CODE``. Never edit the generated parts by hand; a test fails when they
 are out of date.
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from ranklint.api import lint_source
 from ranklint.config import Config, declared_options
+from ranklint.docs_sample import update_readme
 from ranklint.findings import Applicability
 from ranklint.options import options_table
 from ranklint.rules import Rule, all_rules
@@ -221,6 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     if CODES_MODULE.read_text(encoding="utf-8") != codes:  # pragma: no mutate
         CODES_MODULE.write_text(codes, encoding="utf-8")  # pragma: no mutate
     sys.stdout.write(f"wrote {len(files)} files under {out_dir}\n")
+    readme = out_dir.absolute().parent / "README.md"
+    if readme.is_file() and update_readme(readme):  # pragma: no mutate
+        sys.stdout.write(f"updated the sample output of {readme}\n")
     return 0
 
 

@@ -11,12 +11,13 @@ import re
 import sys
 import tokenize
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import libcst as cst
 
 from ranklint._process import owned
+from ranklint.notebook import NotebookError, is_notebook, read_notebook
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,33 @@ def decode_source(data: bytes) -> str:
         raise SourceError(f"invalid source encoding declaration: {exc}", 1, 1) from None
     # "utf-8-sig" strips the BOM; other codecs leave a decoded BOM in place.
     return _decode(data, encoding).removeprefix("\ufeff")
+
+
+def python_text(source: str | bytes, path: str) -> str:
+    """The Python of ``path``: decoded as the interpreter would, or, for a Jupyter
+    notebook, its code cells joined (:mod:`ranklint.notebook`). Raises
+    :class:`SourceError` for bytes that are neither."""
+    if not isinstance(source, bytes):
+        return source
+    if is_notebook(path):
+        try:
+            return read_notebook(source).text
+        except NotebookError as error:
+            raise SourceError(str(error), 1, 1) from None
+    return decode_source(source)
+
+
+def editable_text(path: str, raw: bytes) -> tuple[str, Callable[[str], bytes]]:
+    """The text a fix or ``--add-noqa`` edits in a file's bytes, and how to turn the
+    edited text back into the file's bytes: the encoding (and BOM) kept, or, for a
+    notebook, its JSON with the edited code cells (:meth:`Notebook.write`). Raises
+    ``SyntaxError``, ``UnicodeDecodeError``, ``LookupError`` or ``ValueError``
+    (a bad notebook) when the bytes cannot be read."""
+    if is_notebook(path):
+        notebook = read_notebook(raw)
+        return notebook.text, notebook.write
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    return raw.decode(encoding), lambda text: text.encode(encoding)
 
 
 def _decode(data: bytes, encoding: str) -> str:

@@ -136,6 +136,8 @@ def test_all_hostile_files_in_one_cli_run_do_not_stop_the_good_file(tmp_path: Pa
         "-m",
         "ranklint",
         "check",
+        "--output-format",
+        "concise",
         "--select",
         "ALL",
         ".",

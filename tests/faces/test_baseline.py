@@ -46,6 +46,8 @@ def _check(run_cli, project: Path, *extra: str):
         "--no-cache",
         "--baseline",
         "ranklint-baseline.json",
+        "--output-format",
+        "concise",
         *extra,
         cwd=project,
     )
@@ -156,7 +158,15 @@ def test_write_baseline_without_baseline_is_a_usage_error(run_cli, project: Path
 
 def _moved_check(run_cli, project: Path, *paths: str, extra: tuple[str, ...] = ()):
     return run_cli(
-        "check", *paths, "--no-cache", "--baseline", "ranklint-baseline.json", *extra, cwd=project
+        "check",
+        *paths,
+        "--no-cache",
+        "--baseline",
+        "ranklint-baseline.json",
+        "--output-format",
+        "concise",
+        *extra,
+        cwd=project,
     )
 
 

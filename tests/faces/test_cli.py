@@ -37,7 +37,7 @@ def test_check_on_clean_file_exits_0_and_says_all_passed(run_cli, project: Path)
 
 
 def test_check_with_findings_exits_1_and_prints_text_lines(run_cli, project: Path) -> None:
-    run = run_cli("check", cwd=project)
+    run = run_cli("check", "--output-format", "concise", cwd=project)
 
     assert run.code == 1
     lines = run.out.splitlines()
@@ -56,7 +56,7 @@ def test_exit_zero_reports_findings_but_exits_0(run_cli, project: Path) -> None:
 
 
 def test_select_and_ignore_options_filter_codes(run_cli, project: Path) -> None:
-    selected = run_cli("check", "--select", "RNK3", cwd=project)
+    selected = run_cli("check", "--select", "RNK3", "--output-format", "concise", cwd=project)
     ignored = run_cli("check", "--ignore", "RNK101,RNK301", cwd=project)
 
     assert [line.split()[1] for line in selected.out.splitlines()] == ["RNK301"]
@@ -66,7 +66,7 @@ def test_select_and_ignore_options_filter_codes(run_cli, project: Path) -> None:
 def test_extend_select_adds_to_the_file_selection(run_cli, project: Path) -> None:
     write(project / "pyproject.toml", '[tool.ranklint]\nselect = ["RNK1"]\n')
 
-    run = run_cli("check", "--extend-select", "RNK301", cwd=project)
+    run = run_cli("check", "--extend-select", "RNK301", "--output-format", "concise", cwd=project)
 
     assert [line.split()[1] for line in run.out.splitlines()] == ["RNK101", "RNK301"]
 
@@ -92,7 +92,7 @@ def test_bad_config_exits_2_without_traceback(run_cli, project: Path) -> None:
 def test_config_option_reads_the_given_file(run_cli, project: Path) -> None:
     other = write(project / "other.toml", 'ignore = ["RNK101"]\n')
 
-    run = run_cli("check", "--config", str(other), "bad.py", cwd=project)
+    run = run_cli("check", "--config", str(other), "bad.py", "--format", "concise", cwd=project)
 
     assert [line.split()[1] for line in run.out.splitlines()] == ["RNK301"]
 
@@ -159,6 +159,7 @@ def test_json_output_has_ruff_compatible_shape(run_cli, project: Path) -> None:
         "message",
         "severity",
         "filename",
+        "cell",
         "location",
         "end_location",
         "trace",
@@ -167,6 +168,7 @@ def test_json_output_has_ruff_compatible_shape(run_cli, project: Path) -> None:
         "confidence",
         "evidence",
     }
+    assert first["cell"] is None
     assert first["name"] == "import-time-process-group"
     assert first["severity"] == "error"
     assert first["filename"] == "bad.py"
@@ -282,7 +284,7 @@ def test_no_command_prints_help_and_exits_2(run_cli) -> None:
 
 
 def test_check_on_the_shipped_fixtures_reports_every_default_rule_family(run_cli) -> None:
-    run = run_cli("check", str(FIXTURES), cwd=REPO_ROOT)
+    run = run_cli("check", str(FIXTURES), "--output-format", "concise", cwd=REPO_ROOT)
 
     assert run.code == 1
     codes = {line.split()[1] for line in run.out.splitlines() if not line.startswith(" ")}
@@ -305,10 +307,10 @@ def test_python_dash_m_and_console_script_behave_alike(tmp_path: Path) -> None:
 def test_unexpected_crash_outside_a_file_exits_2_with_one_line(
     run_cli, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken_formatter(findings: object, *, color: bool = False, evidence: bool = False) -> str:
+    def broken_formatter(findings: object, *args: object, **kwargs: object) -> str:
         raise RuntimeError("formatter bug")
 
-    monkeypatch.setattr("ranklint.faces.cli.format_text", broken_formatter)
+    monkeypatch.setattr("ranklint.faces.check_output.format_full", broken_formatter)
 
     run = run_cli("check", cwd=project)
 

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
+import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from ranklint.cache import STALE_AFTER_S, prune_settings_folders
+from ranklint.config import Config, declared_options, load_config
 from tests.conftest import write
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 
 @pytest.fixture
@@ -40,13 +47,109 @@ def test_show_settings_prints_the_file_the_root_and_every_option(run_cli, projec
     result = run_cli("check", "--show-settings", "--ignore", "RNK201", "pkg", cwd=project)
 
     lines = result.out.splitlines()
-    values = dict(line.split(" = ", 1) for line in lines if not line.startswith("#"))
+    table = tomllib.loads(result.out)["tool"]["ranklint"]
     assert result.code == 0
     assert lines[0] == f"# configuration file: {project / 'pyproject.toml'}"
     assert f"# project root of pkg: {project}" in lines
-    assert json.loads(values["extend-select"]) == ["RNK2"]
-    assert json.loads(values["respect-gitignore"]) is True
-    assert any(line.startswith("# command line:") and "RNK201" in line for line in lines)
+    assert "# command line: --ignore RNK201" in lines
+    assert set(table) == {declared.key for declared in declared_options()}
+    # The command line's --ignore after the file's extend-select: the codes in effect.
+    assert "RNK202" in table["select"]
+    assert "RNK201" not in table["select"]
+    assert (table["extend-select"], table["ignore"]) == ([], [])
+    assert table["respect-gitignore"] is True
+
+
+def test_show_settings_is_toml_without_internal_reprs_or_nulls(run_cli, project: Path) -> None:
+    result = run_cli(
+        "check", "--show-settings", "--select", "RNK1", "--confidence", "low", "pkg", cwd=project
+    )
+
+    table = tomllib.loads(result.out)["tool"]["ranklint"]
+    assert "SelectionLayer" not in result.out
+    assert "null" not in result.out
+    assert "None" not in result.out
+    assert table["confidence"] == "low"
+    assert table["select"] == [code for code in table["select"] if code.startswith("RNK1")]
+
+
+def test_show_settings_without_a_select_leaves_it_out_and_names_the_default_set(
+    run_cli, project: Path
+) -> None:
+    result = run_cli("check", "--show-settings", "pkg", cwd=project)
+
+    table = tomllib.loads(result.out)["tool"]["ranklint"]
+    assert "select" not in table
+    assert table["extend-select"] == ["RNK2"]
+    assert "# select: unset (the default set: RNK001, RNK101," in result.out
+
+
+def _printed_back(run_cli, project: Path, *flags: str) -> tuple[Config, Config]:
+    """The settings in effect, and those of the printed settings read back as a file
+    in the same folder."""
+    printed = run_cli("check", "--show-settings", *flags, "pkg", cwd=project).out
+    (project / "printed.toml").write_text(printed, encoding="utf-8")
+    original = load_config(cwd=project / "pkg")
+    if "--ignore" in flags or "--extend-select" in flags:
+        original = original.with_overrides(
+            ignore=flags[flags.index("--ignore") + 1].split(","),
+            extend_select=flags[flags.index("--extend-select") + 1].split(","),
+        )
+    if "--confidence" in flags:
+        original = replace(original, confidence_override=flags[flags.index("--confidence") + 1])
+    if "--no-respect-gitignore" in flags:
+        original = replace(original, respect_gitignore=False)
+    return original, load_config(project / "printed.toml")
+
+
+def _settings(config: Config) -> dict[str, object]:
+    """Every option's effect: the selection as codes, the confidence as reported."""
+    values = {d.key: getattr(config, d.key.replace("-", "_")) for d in declared_options()}
+    for key in ("select", "extend-select", "ignore", "confidence"):
+        del values[key]
+    values["per-file-ignores"] = dict(values["per-file-ignores"])  # type: ignore[call-overload]
+    return {
+        **values,
+        "codes": config.enabled_codes(),
+        "confidence": config.reported_confidence(),
+        "root": config.root,
+    }
+
+
+def test_show_settings_read_back_as_a_config_file_gives_the_same_settings(
+    run_cli, project: Path
+) -> None:
+    write(
+        project / "pyproject.toml",
+        """
+        [tool.ranklint]
+        select = ["RNK1", "RNK2"]
+        ignore = ["RNK106"]
+        per-file-ignores = { "tests/**" = ["RNK101"], 'odd "name"\\.py' = ["RNK3"] }
+        extend-exclude = ["données/", "a b/"]
+        allow-periodic-sync = false
+        confidence = "medium"
+        """,
+    )
+
+    original, back = _printed_back(run_cli, project)
+
+    assert back.select == original.select == ("RNK1", "RNK2")
+    assert back.per_file_ignores == original.per_file_ignores
+    assert _settings(back) == _settings(original)
+
+
+def test_show_settings_with_command_line_options_reads_back_to_the_same_effect(
+    run_cli, project: Path
+) -> None:
+    flags = ("--extend-select", "RNK6", "--ignore", "RNK201,RNK602", "--confidence", "low")
+
+    original, back = _printed_back(run_cli, project, *flags, "--no-respect-gitignore")
+
+    assert "RNK601" in back.enabled_codes()
+    assert "RNK201" not in back.enabled_codes()
+    assert back.respect_gitignore is False
+    assert _settings(back) == _settings(original)
 
 
 def test_verbose_logs_configuration_root_and_cache(run_cli, project: Path, caplog) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ranklint.faces.cli import _use_color
+from ranklint.faces.check_output import use_color
 from tests.conftest import write
 
 BUGGY = "import torch.distributed as dist\ndist.init_process_group()\n"
@@ -28,8 +28,21 @@ def test_color_always_paints_path_and_code_and_never_leaves_plain_text(
     plain = run_cli("check", str(tmp_path / "a.py"), "--no-cache", "--color", "never")
 
     assert painted.out.startswith(f"\x1b[1m{tmp_path / 'a.py'}\x1b[0m:2:1: \x1b[31mRNK101\x1b[0m ")
+    assert "\x1b[34m2 |\x1b[0m dist.init_process_group()\n" in painted.out
     assert "\x1b[" not in plain.out
     assert plain.out.startswith(f"{tmp_path / 'a.py'}:2:1: RNK101 ")
+    assert "2 | dist.init_process_group()\n" in plain.out
+
+
+def test_color_always_paints_the_concise_format_too(run_cli, tmp_path: Path) -> None:
+    write(tmp_path / "a.py", BUGGY)
+
+    run = run_cli(
+        "check", str(tmp_path / "a.py"), "--no-cache", "--color", "always", "--format", "concise"
+    )
+
+    assert run.out.startswith(f"\x1b[1m{tmp_path / 'a.py'}\x1b[0m:2:1: \x1b[31mRNK101\x1b[0m ")
+    assert run.out.count("\n") == 1
 
 
 @pytest.mark.parametrize(
@@ -52,4 +65,4 @@ def test_use_color_follows_the_choice_terminal_and_environment(
         monkeypatch.setenv(key, value)
     out = _Terminal() if terminal else io.StringIO()
 
-    assert _use_color(argparse.Namespace(color=choice), out) is expected
+    assert use_color(argparse.Namespace(color=choice), out) is expected

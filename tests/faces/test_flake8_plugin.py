@@ -38,7 +38,9 @@ def flake8_lines(cwd: Path, *args: str) -> list[str]:
 
 
 def cli_lines(cwd: Path, *args: str) -> list[str]:
-    result = run_subprocess(sys.executable, "-m", "ranklint", "check", *args, cwd=cwd)
+    result = run_subprocess(
+        sys.executable, "-m", "ranklint", "check", "--output-format", "concise", *args, cwd=cwd
+    )
     assert result.returncode in (0, 1), result.stderr
     # Call-chain trace lines are indented under their finding; flake8 has none.
     return sorted(line for line in result.stdout.splitlines() if not line.startswith(" "))

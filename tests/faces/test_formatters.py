@@ -77,11 +77,13 @@ def test_json_format_is_an_indented_list_with_every_documented_field() -> None:
             "message": "`barrier` is reached only when `rank == 0`",
             "severity": "error",
             "filename": "pkg/train.py",
+            "cell": None,
             "location": {"row": 7, "column": 9},
             "end_location": {"row": 7, "column": 23},
             "trace": [
                 {
                     "filename": "pkg/utils.py",
+                    "cell": None,
                     "row": 41,
                     "column": 5,
                     "message": "save_ckpt() -> dist.barrier()",

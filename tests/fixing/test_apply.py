@@ -8,6 +8,7 @@ import errno
 import io
 import json
 import os
+import subprocess
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -123,21 +124,84 @@ def test_text_output_counts_fixable_findings(project: Path, run_cli) -> None:
     assert "[*] 1 fixable with `ranklint check --fix`; 1 more with `--unsafe-fixes`.\n" in run.err
 
 
-@pytest.mark.parametrize(
-    ("flags", "message"),
-    [
-        (("--fix", "--diff"), "--diff prints the fixes instead of writing them"),
-        (("--fix", "--add-noqa"), "--add-noqa does not combine with --fix or --diff"),
-    ],
-)
-def test_conflicting_fix_options_are_a_usage_error(
-    project: Path, run_cli, flags: tuple[str, ...], message: str
+@pytest.mark.parametrize("flags", [("--fix", "--add-noqa"), ("--diff", "--add-noqa")])
+def test_add_noqa_with_fix_or_diff_is_a_usage_error(
+    project: Path, run_cli, flags: tuple[str, ...]
 ) -> None:
     run = run_cli("check", *flags, "train.py", cwd=project)
 
     assert run.code == 2
-    assert message in run.err
+    assert "--add-noqa does not combine with --fix or --diff" in run.err
     assert (project / "train.py").read_text() == _source(SOURCE)
+
+
+def _copy(project: Path, folder: Path) -> Path:
+    folder.mkdir()
+    for name in ("pyproject.toml", "train.py"):
+        (folder / name).write_bytes((project / name).read_bytes())
+    return folder
+
+
+@pytest.mark.parametrize("unsafe", [(), ("--unsafe-fixes",)])
+def test_fix_with_diff_writes_nothing_and_its_diff_patches_a_copy_into_what_fix_writes(
+    project: Path, tmp_path: Path, run_cli, unsafe: tuple[str, ...]
+) -> None:
+    before = (project / "train.py").read_bytes()
+    patched = _copy(project, tmp_path / "patched")
+    fixed = _copy(project, tmp_path / "fixed")
+
+    run = run_cli("check", "--fix", "--diff", *unsafe, "train.py", cwd=project)
+    run_cli("check", "--fix", *unsafe, "train.py", cwd=fixed)
+    applied = subprocess.run(
+        ["patch", "-p0", "--batch"], input=run.out, cwd=patched, capture_output=True, text=True
+    )
+
+    assert (project / "train.py").read_bytes() == before
+    assert run.code == 1
+    assert applied.returncode == 0, applied.stderr
+    assert (patched / "train.py").read_bytes() == (fixed / "train.py").read_bytes() != before
+    assert not list(project.glob(".train.py.*"))  # no temporary file left either
+
+
+def test_fix_with_diff_is_the_same_as_diff(project: Path, run_cli) -> None:
+    both = run_cli("check", "--fix", "--diff", "train.py", cwd=project)
+    diff_only = run_cli("check", "--diff", "train.py", cwd=project)
+
+    assert (both.code, both.out, both.err) == (diff_only.code, diff_only.out, diff_only.err)
+    assert "ranklint: would fix 1 finding in 1 file\n" in both.err
+
+
+def test_fix_with_diff_and_nothing_to_fix_prints_nothing_and_exits_0(
+    tmp_path: Path, run_cli
+) -> None:
+    write(tmp_path / "clean.py", "import torch.distributed as dist\n")
+
+    run = run_cli("check", "--fix", "--diff", "clean.py", cwd=tmp_path)
+
+    assert (run.code, run.out) == (0, "")
+    assert (tmp_path / "clean.py").read_text() == "import torch.distributed as dist\n"
+
+
+def test_fix_with_diff_of_a_file_without_a_final_newline_patches_it_exactly(
+    tmp_path: Path, run_cli
+) -> None:
+    text = _source(SOURCE).replace("\n", "\r\n").rstrip("\r\n")
+    (tmp_path / "train.py").write_bytes(text.encode())
+    patched = tmp_path / "patched"
+    patched.mkdir()
+    (patched / "train.py").write_bytes(text.encode())
+
+    unsafe = ("--unsafe-fixes", "--extend-select", "RNK110")  # RNK110's fix: the last line
+    run = run_cli("check", "--fix", "--diff", *unsafe, "train.py", cwd=tmp_path)
+    applied = subprocess.run(
+        ["patch", "-p0", "--batch"], input=run.out, cwd=patched, capture_output=True, text=True
+    )
+    run_cli("check", "--fix", *unsafe, "train.py", cwd=tmp_path)
+
+    assert "\\ No newline at end of file\n" in run.out
+    assert applied.returncode == 0, applied.stderr
+    assert (patched / "train.py").read_bytes() == (tmp_path / "train.py").read_bytes()
+    assert (tmp_path / "train.py").read_bytes() != text.encode()
 
 
 def test_fix_keeps_crlf_line_endings_and_the_bom(tmp_path: Path, run_cli) -> None:
@@ -286,10 +350,19 @@ def test_diff_keeps_unchanged_lines_as_context() -> None:
     assert source.diff() == "--- p.py\n+++ p.py\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
 
 
-def test_diff_ends_every_line_with_a_newline_when_the_text_has_no_final_one() -> None:
+def test_diff_marks_a_last_line_without_a_newline_as_patch_expects() -> None:
     source = FixedSource("p.py", "a\nb", "a\nc", [])
 
-    assert source.diff() == "--- p.py\n+++ p.py\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"
+    assert source.diff() == (
+        "--- p.py\n+++ p.py\n@@ -1,2 +1,2 @@\n a\n"
+        "-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"
+    )
+
+
+def test_diff_splits_lines_at_newlines_only_not_at_form_feeds() -> None:
+    source = FixedSource("p.py", "a\x0c\nb\n", "a\x0c\nc\n", [])
+
+    assert source.diff() == "--- p.py\n+++ p.py\n@@ -1,2 +1,2 @@\n a\x0c\n-b\n+c\n"
 
 
 # -- fix_text ------------------------------------------------------------------

@@ -26,7 +26,7 @@ from ranklint.results import FileResult, Span, finding_at
 from ranklint.rules import PendingFinding, Rule, rule_by_code
 from ranklint.rules.meta.parse_error import ParseError
 from ranklint.rules.meta.unused_suppression import UNUSED_SUPPRESSION, unused_suppressions
-from ranklint.source import SourceError, decode_source, parse_source
+from ranklint.source import SourceError, parse_source, python_text
 from ranklint.suppressions import parse_suppressions
 
 logger = logging.getLogger(__name__)
@@ -122,13 +122,10 @@ class FileLinter:
 
     def _lint_source(self, source: str | bytes, path: str) -> FileResult:
         rules = self.rules_for(path)
-        if isinstance(source, bytes):
-            try:
-                text = decode_source(source)
-            except SourceError as exc:
-                return self._parse_error(path, exc.message, exc.line, exc.col, rules)
-        else:
-            text = source
+        try:
+            text = python_text(source, path)
+        except SourceError as exc:
+            return self._parse_error(path, exc.message, exc.line, exc.col, rules)
         try:
             module = parse_source(text)
         except SourceError as exc:
@@ -212,7 +209,7 @@ class FileLinter:
 
     def _locate_in_thread(self, path: str, sites: set[Site], source: str | bytes) -> Located:
         try:
-            text = decode_source(source) if isinstance(source, bytes) else source
+            text = python_text(source, path)
             module = parse_source(text)
         except SourceError:
             logger.warning("%s changed during the run; findings skipped", path)

@@ -17,7 +17,7 @@ from ranklint.model.events import Site
 from ranklint.results import FileResult, add_project_findings
 from ranklint.rules import Rule
 from ranklint.rules.base import ProjectFinding
-from ranklint.source import SourceError, decode_source
+from ranklint.source import SourceError, python_text
 from ranklint.suppressions import NO_SUPPRESSIONS, parse_suppressions
 
 logger = logging.getLogger(__name__)
@@ -160,7 +160,7 @@ class Linter(FileLinter):
             known = result.located if result is not None else {}
             if sites <= known.keys():
                 try:
-                    text = decode_source(source) if isinstance(source, bytes) else source
+                    text = python_text(source, path)
                 except SourceError:
                     located[path] = Located(None, {})
                     continue

@@ -7,7 +7,6 @@ import dataclasses
 import io
 import json
 import logging
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,20 +18,16 @@ from ranklint.api import LintResult, config_groups, config_start, lint_paths, pr
 from ranklint.cache import CACHE_DIR_NAME, default_cache_dir
 from ranklint.config import Config, ConfigError, load_config
 from ranklint.faces.actions import add_noqa, apply_baseline, diff, fix
+from ranklint.faces.check_output import (
+    FORMAT_CHOICES,
+    normalise_format,
+    report_and_exit_code,
+    write_findings,
+)
 from ranklint.faces.exits import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from ranklint.faces.files import replace_file
-from ranklint.faces.formatters import (
-    FORMATS,
-    format_github,
-    format_gitlab,
-    format_json,
-    format_json_lines,
-    format_junit,
-    format_sarif,
-    format_statistics,
-    format_text,
-)
-from ranklint.faces.run_summary import fix_hint, hidden, summary_line
+from ranklint.faces.server_command import add_parser as add_server_parser
+from ranklint.faces.server_command import run as run_server
 from ranklint.faces.trace_command import add_parser as add_trace_parser
 from ranklint.faces.trace_command import run as run_trace
 from ranklint.findings import Finding
@@ -86,7 +81,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="with the text format, print under each collective finding why it believes what "
         "it claims, link by link, and its confidence",
     )
-    check.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    check.add_argument(
+        "--output-format",
+        "--format",
+        dest="format",
+        choices=FORMAT_CHOICES,
+        default="full",
+        help="output format: full (the default: each finding with its code frame), concise "
+        "(one line a finding), text (the same as full), or a machine-readable one",
+    )
     check.add_argument(
         "--color",
         choices=("auto", "always", "never"),
@@ -146,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--show-settings",
         action="store_true",
-        help="print the configuration in effect (its file, the project root, every option), "
+        help="print the settings in effect as TOML (a [tool.ranklint] table that reads back), "
         "and exit",
     )
     check.add_argument(
@@ -166,7 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--diff",
         action="store_true",
-        help="print the fixes as a unified diff and write nothing (exit 1 when there is one)",
+        help="print the fixes as a unified diff and write nothing (exit 1 when there is one); "
+        "with --fix, the same",
     )
     check.add_argument(
         "--show-fixes", action="store_true", help="with --fix, list every finding fixed"
@@ -211,6 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     rules = sub.add_parser("rules", help="list every rule", allow_abbrev=False)
     rules.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     add_trace_parser(sub)
+    add_server_parser(sub)
     # The top-level help shows the options of `check`, the command most runs use.
     parser.epilog = "options of `ranklint check`:\n" + _options_help(check)
     return parser
@@ -242,6 +247,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _rules(args.format, sys.stdout)
         if args.command == "trace":
             return run_trace(args, sys.stdout, sys.stderr)
+        if args.command == "server":
+            return run_server(args, sys.stderr)
     except KeyboardInterrupt:
         sys.stderr.write("ranklint: interrupted\n")
         return 130
@@ -300,6 +307,7 @@ def _rules(format_: str, out: TextIO) -> int:
 
 
 def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    normalise_format(args)
     if args.jobs is not None and args.jobs < 1:
         err.write("ranklint: error: --jobs must be at least 1\n")
         return EXIT_ERROR
@@ -308,9 +316,6 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_ERROR
     if args.add_noqa and (args.fix or args.diff):
         err.write("ranklint: error: --add-noqa does not combine with --fix or --diff\n")
-        return EXIT_ERROR
-    if args.fix and args.diff:
-        err.write("ranklint: error: --diff prints the fixes instead of writing them; drop --fix\n")
         return EXIT_ERROR
     if (args.write_baseline or args.baseline_prune) and args.baseline is None:
         err.write("ranklint: error: --write-baseline and --baseline-prune need --baseline FILE\n")
@@ -412,10 +417,10 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return EXIT_ERROR if result.errors or result.missing else EXIT_OK
         result = shown
     if args.output_file is None:
-        _write_findings(args, result, out)
+        write_findings(args, result, out)
     else:
         buffer = io.StringIO()
-        _write_findings(args, result, buffer)
+        write_findings(args, result, buffer)
         try:
             replace_file(Path(args.output_file), buffer.getvalue().encode("utf-8"))
         except OSError as exc:
@@ -425,22 +430,13 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"ranklint: warning: {path}: skipped: {reason}\n")
     if result.files_checked == 0 and not result.missing and not result.skipped:
         err.write(f"ranklint: warning: no Python files to check in {', '.join(paths)}\n")
-    return _report_and_exit_code(args, result, err, fixed=fixed)
+    return report_and_exit_code(args, result, err, fixed=fixed)
 
 
 def _show_settings(config: Config, paths: list[str], out: TextIO) -> int:
-    from ranklint.config import declared_options
+    from ranklint.faces.settings_toml import render_settings
 
-    out.write(f"# configuration file: {config.source or 'none (defaults)'}\n")
-    out.write(f"# patterns relative to: {config.root}\n")
-    out.write(f"# project root of {' '.join(paths)}: {project_root(paths, config)}\n")
-    for declared in declared_options():
-        value = getattr(config, declared.name)
-        if isinstance(value, tuple):
-            value = list(value)
-        out.write(f"{declared.key} = {json.dumps(value, default=str)}\n")
-    for layer in config.overrides:
-        out.write(f"# command line: {layer}\n")
+    out.write(render_settings(config, paths, project_root(paths, config)))
     return EXIT_OK
 
 
@@ -490,13 +486,23 @@ def _check_stdin(
     # With --force-exclude an excluded name is skipped, as a named file would be
     # (editors and pre-commit pass every buffer).
     if args.force_exclude and args.stdin_filename is not None and is_excluded(name, config):
-        return _report_and_exit_code(args, LintResult(), err)
+        return report_and_exit_code(args, LintResult(), err)
     data = sys.stdin.buffer.read()
     result = lint_source(data, name, config)
     if args.fix or args.diff:
         return _fix_stdin(args, config, name, data, result, out, err)
-    _write_findings(args, result, out)
-    return _report_and_exit_code(args, result, err)
+    # The code frames show the source read, never a file of that name on disk.
+    write_findings(args, result, out, sources={name: _decoded(data)})
+    return report_and_exit_code(args, result, err)
+
+
+def _decoded(data: bytes) -> str | None:
+    from ranklint.source import SourceError, decode_source
+
+    try:
+        return decode_source(data)
+    except SourceError:
+        return None
 
 
 def _fix_stdin(
@@ -512,12 +518,8 @@ def _fix_stdin(
     to standard error; ``--diff``: the diff to standard output."""
     from ranklint.api import lint_source
     from ranklint.fixing.apply import FixedSource, fix_text
-    from ranklint.source import SourceError, decode_source
 
-    try:
-        text = decode_source(data)
-    except SourceError:
-        text = None
+    text = _decoded(data)
     fixed: list[Finding] = []
     after = text
     if text is not None:
@@ -540,68 +542,8 @@ def _fix_stdin(
         remaining = lint_source(after, name, config) if fixed else result
     out.flush()
     args_text = argparse.Namespace(**{**vars(args), "format": "text", "statistics": False})
-    _write_findings(args_text, remaining, err)
-    return _report_and_exit_code(args, remaining, err, fixed=len(fixed))
-
-
-def _use_color(args: argparse.Namespace, out: TextIO) -> bool:
-    """``--color``: ``auto`` colours a terminal unless NO_COLOR is set or TERM is dumb."""
-    choice = getattr(args, "color", "never")
-    if choice != "auto":
-        return choice == "always"
-    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
-        return False
-    isatty = getattr(out, "isatty", None)
-    return bool(isatty and isatty())
-
-
-def _write_findings(args: argparse.Namespace, result: LintResult, out: TextIO) -> None:
-    if args.format == "json":
-        out.write(format_json(result.findings))
-    elif args.format == "sarif":
-        from ranklint.rules import all_rules
-
-        out.write(format_sarif(result.findings, all_rules()))
-    elif args.format == "github":
-        out.write(format_github(result.findings))
-    elif args.format == "json-lines":
-        out.write(format_json_lines(result.findings))
-    elif args.format == "gitlab":
-        out.write(format_gitlab(result.findings))
-    elif args.format == "junit":
-        out.write(format_junit(result.findings, result.files_checked))
-    elif args.statistics:
-        out.write(format_statistics(result.findings))
-    else:
-        out.write(
-            format_text(result.findings, color=_use_color(args, out), evidence=args.show_evidence)
-        )
-    out.flush()
-
-
-def _report_and_exit_code(
-    args: argparse.Namespace, result: LintResult, err: TextIO, *, fixed: int = 0
-) -> int:
-    """Report the errors and the summary; the exit code (``fixed``: findings fixed,
-    for ``--exit-non-zero-on-fix``)."""
-    for path in result.missing:
-        err.write(f"ranklint: error: {path}: no such file or directory\n")
-    for error in result.errors:
-        err.write(f"ranklint: error: {error.describe()}\n")
-        if args.verbose and error.details:
-            err.write(error.details)
-    if args.format == "text":
-        err.write(summary_line(result) + "\n")
-        for note in (fix_hint(result, unsafe=getattr(args, "unsafe_fixes", False)), hidden(result)):
-            if note:
-                err.write(note + "\n")
-    if result.errors or result.missing:
-        return EXIT_ERROR
-    if result.findings and not args.exit_zero:
-        return EXIT_FINDINGS
-    if fixed and getattr(args, "exit_non_zero_on_fix", False):
-        return EXIT_FINDINGS
-    return EXIT_OK
+    write_findings(args_text, remaining, err, sources={name: after})
+    return report_and_exit_code(args, remaining, err, fixed=len(fixed))
 
 
 if __name__ == "__main__":  # pragma: no cover

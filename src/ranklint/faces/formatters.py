@@ -12,6 +12,7 @@ from xml.etree import ElementTree
 from ranklint import __version__
 from ranklint.findings import Evidence, Finding, Fix, Severity
 from ranklint.links import PROJECT_URL, docs_url
+from ranklint.places import location, place
 
 if TYPE_CHECKING:
     from ranklint.rules import Rule
@@ -37,13 +38,14 @@ def format_text(findings: Sequence[Finding], *, color: bool = False, evidence: b
     for f in findings:
         if color:
             code = f"{_CODE_COLOUR[f.severity]}{f.code}{_RESET}"
-            lines.append(f"{_BOLD}{f.path}{_RESET}:{f.line}:{f.col}: {code} {f.message}")
+            path, _, position = location(f.path, f.line, f.col).partition(":")
+            lines.append(f"{_BOLD}{path}{_RESET}:{position}: {code} {f.message}")
             lines.extend(
-                f"    {_DIM}{s.path}:{s.line}:{s.col}:{_RESET} {s.message}" for s in f.trace
+                f"    {_DIM}{location(s.path, s.line, s.col)}:{_RESET} {s.message}" for s in f.trace
             )
         else:
-            lines.append(f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}")
-            lines.extend(f"    {s.path}:{s.line}:{s.col}: {s.message}" for s in f.trace)
+            lines.append(f"{location(f.path, f.line, f.col)}: {f.code} {f.message}")
+            lines.extend(f"    {location(s.path, s.line, s.col)}: {s.message}" for s in f.trace)
         if evidence and f.evidence is not None:
             lines.append(f"    confidence: {f.confidence.value}")
             lines.extend(
@@ -61,19 +63,28 @@ def format_statistics(findings: Sequence[Finding]) -> str:
 
 
 def _json_finding(f: Finding) -> dict[str, object]:
+    where = place(f.path, f.line)
+    shift = f.line - where.line  # a notebook's rows count from its cell's first line
     return {
         "code": f.code,
         "name": f.name,
         "message": f.message,
         "severity": f.severity.value,
         "filename": f.path,
-        "location": {"row": f.line, "column": f.col},
-        "end_location": {"row": f.end_line, "column": f.end_col},
+        "cell": where.cell,
+        "location": {"row": where.line, "column": f.col},
+        "end_location": {"row": f.end_line - shift, "column": f.end_col},
         "trace": [
-            {"filename": s.path, "row": s.line, "column": s.col, "message": s.message}
+            {
+                "filename": s.path,
+                "cell": place(s.path, s.line).cell,
+                "row": place(s.path, s.line).line,
+                "column": s.col,
+                "message": s.message,
+            }
             for s in f.trace
         ],
-        "fix": _json_fix(f.fix),
+        "fix": _json_fix(f.fix, shift),
         "url": docs_url(f.code),
         "confidence": f.confidence.value,
         "evidence": _json_evidence(f.evidence),
@@ -90,8 +101,9 @@ def _json_evidence(evidence: Evidence | None) -> dict[str, object] | None:
     }
 
 
-def _json_fix(fix: Fix | None) -> dict[str, object] | None:
-    """A fix as ruff's JSON writes one: 1-based locations, the end exclusive."""
+def _json_fix(fix: Fix | None, shift: int = 0) -> dict[str, object] | None:
+    """A fix as ruff's JSON writes one: 1-based locations, the end exclusive (rows
+    less ``shift``: in a notebook, counted from the cell's first line)."""
     if fix is None:
         return None
     return {
@@ -100,8 +112,8 @@ def _json_fix(fix: Fix | None) -> dict[str, object] | None:
         "edits": [
             {
                 "content": edit.content,
-                "location": {"row": edit.line, "column": edit.col},
-                "end_location": {"row": edit.end_line, "column": edit.end_col},
+                "location": {"row": edit.line - shift, "column": edit.col},
+                "end_location": {"row": edit.end_line - shift, "column": edit.end_col},
             }
             for edit in fix.edits
         ],
@@ -156,12 +168,12 @@ def format_junit(findings: Sequence[Finding], files_checked: int) -> str:
         )
         for f in found:
             case = ElementTree.SubElement(
-                suite, "testcase", name=f"{f.code} {path}:{f.line}:{f.col}", classname=path
+                suite, "testcase", name=f"{f.code} {location(path, f.line, f.col)}", classname=path
             )
             failure = ElementTree.SubElement(case, "failure", message=f.message, type=f.code)
             failure.text = "\n".join(
-                [f"{path}:{f.line}:{f.col}: {f.code} {f.message}"]
-                + [f"    {s.path}:{s.line}:{s.col}: {s.message}" for s in f.trace]
+                [f"{location(path, f.line, f.col)}: {f.code} {f.message}"]
+                + [f"    {location(s.path, s.line, s.col)}: {s.message}" for s in f.trace]
             )
     root.set("files", str(files_checked))
     ElementTree.indent(root)
@@ -236,6 +248,9 @@ def format_sarif(findings: Sequence[Finding], rules: Sequence[type[Rule]]) -> st
         if f.fix is not None:
             result["fixes"] = [_sarif_fix(f.path, f.fix)]
         properties: dict[str, object] = {"confidence": f.confidence.value}
+        where = place(f.path, f.line)
+        if where.cell is not None:  # the region counts the lines of the joined code cells
+            properties.update(cell=where.cell, cellLine=where.line)
         if f.evidence is not None:
             properties["evidence"] = _json_evidence(f.evidence)
         result["properties"] = properties

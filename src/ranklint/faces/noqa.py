@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ranklint.faces.files import replace_file
 from ranklint.findings import Finding
+from ranklint.source import editable_text
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +72,23 @@ def _split_ending(line: str) -> tuple[str, str]:
     return body, line[len(body) :]
 
 
+def noqa_line(text: str, finding: Finding) -> tuple[int, str] | None:
+    """Where ``--add-noqa`` would suppress ``finding`` in ``text``: the (1-based) line
+    and its new content (without its ending); ``None`` when no line of its span can
+    end in a comment, or when the line suppresses its code already."""
+    lines = text.splitlines(keepends=True)
+    safe = _comment_lines(text)
+    target = next(
+        (n for n in range(finding.line, finding.end_line + 1) if n in safe and n <= len(lines)),
+        None,
+    )
+    if target is None:
+        return None
+    body, _ = _split_ending(lines[target - 1])
+    edited = _with_code(body, finding.code)
+    return None if edited == body else (target, edited)
+
+
 def add_noqa(findings: Sequence[Finding]) -> NoqaReport:
     """Add the suppressions for ``findings`` to their files."""
     report = NoqaReport()
@@ -86,9 +104,8 @@ def _edit_file(path: str, findings: Iterable[Finding], report: NoqaReport) -> No
     file = Path(path)
     try:
         raw = file.read_bytes()
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-        text = raw.decode(encoding)
-    except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        text, encode = editable_text(path, raw)
+    except (OSError, SyntaxError, ValueError, LookupError) as exc:
         report.refused.append((path, f"cannot read it: {exc}"))
         return
     lines = text.splitlines(keepends=True)
@@ -128,7 +145,7 @@ def _edit_file(path: str, findings: Iterable[Finding], report: NoqaReport) -> No
             report.refused.append((path, "it changed on disk since it was checked"))
             return
         # "utf-8-sig" writes the BOM back; line endings were kept line by line.
-        replace_file(file, new_text.encode(encoding))
+        replace_file(file, encode(new_text))
     except OSError as exc:
         report.refused.append((path, f"cannot write it: {exc.strerror}"))
         return

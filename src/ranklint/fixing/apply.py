@@ -10,9 +10,7 @@ atomically, with its encoding, BOM and line endings.
 from __future__ import annotations
 
 import difflib
-import io
 import logging
-import tokenize
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,19 +35,32 @@ class FixedSource:
     before: str
     after: str
     fixed: list[Finding]
-    # How to write ``after`` back: the bytes read, and their encoding.
+    # How to write ``after`` back: the bytes read, and what turns a text into bytes
+    # (its encoding, or a notebook's JSON).
     raw: bytes = b""
-    encoding: str = "utf-8"
+    encode: Callable[[str], bytes] = field(default=lambda text: text.encode("utf-8"))
 
     def diff(self) -> str:
-        """A unified diff from ``before`` to ``after``."""
+        """A unified diff from ``before`` to ``after`` that ``patch -p0`` applies: lines
+        split at ``\\n`` only (as ``patch`` reads them), and a last line without a line
+        end marked ``\\ No newline at end of file``."""
         lines = difflib.unified_diff(
-            self.before.splitlines(keepends=True),
-            self.after.splitlines(keepends=True),
+            _patch_lines(self.before),
+            _patch_lines(self.after),
             fromfile=self.path,
             tofile=self.path,
         )
-        return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+        return "".join(
+            line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n"
+            for line in lines
+        )
+
+
+def _patch_lines(text: str) -> list[str]:
+    """``text``'s lines with their ends, split at ``\\n`` (a ``\\r\\n`` end stays whole;
+    form feeds and other separators that :meth:`str.splitlines` splits at do not split)."""
+    parts = text.split("\n")
+    return [f"{part}\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 @dataclass
@@ -92,7 +103,7 @@ def fix_text(
 def plan_fixes(findings: Sequence[Finding], config: Config, *, unsafe: bool) -> FixReport:
     """The fixed text of every file with an applicable fix; nothing is written."""
     from ranklint.engine import Linter
-    from ranklint.source import SourceError, parse_source
+    from ranklint.source import SourceError, editable_text, parse_source
 
     linter = Linter(config)
     by_path: dict[str, list[Finding]] = {}
@@ -104,9 +115,8 @@ def plan_fixes(findings: Sequence[Finding], config: Config, *, unsafe: bool) -> 
             continue
         try:
             raw = Path(path).read_bytes()
-            encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-            before = raw.decode(encoding)
-        except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as exc:
+            before, encode = editable_text(path, raw)
+        except (OSError, SyntaxError, ValueError, LookupError) as exc:
             report.refused.append((path, f"cannot read it: {exc}"))
             continue
 
@@ -123,7 +133,7 @@ def plan_fixes(findings: Sequence[Finding], config: Config, *, unsafe: bool) -> 
             # A bug in a fix; the file is left as it is.
             report.refused.append((path, f"the fixed source would not parse: {exc.message}"))
             continue
-        report.sources.append(FixedSource(path, before, after, fixed, raw, encoding))
+        report.sources.append(FixedSource(path, before, after, fixed, raw, encode))
     return report
 
 
@@ -137,7 +147,7 @@ def write_fixes(report: FixReport) -> None:
                 report.refused.append((source.path, "it changed on disk since it was checked"))
                 continue
             # "utf-8-sig" writes the BOM back; line endings are the text's own.
-            replace_file(file, source.after.encode(source.encoding))
+            replace_file(file, source.encode(source.after))
         except OSError as exc:
             report.refused.append((source.path, f"cannot write it: {exc.strerror}"))
             continue

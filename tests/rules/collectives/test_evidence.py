@@ -409,6 +409,8 @@ def test_cli_show_evidence_prints_the_tier_and_each_link(run_cli, tmp_path: Path
         "--confidence",
         "low",
         "--show-evidence",
+        "--output-format",
+        "concise",
         "train.py",
         cwd=tmp_path,
     )

@@ -86,7 +86,14 @@ def test_cli_reports_rnk002_only_when_selected_and_again_from_the_cache(
     default = run_cli("check", str(tmp_path), "--cache-dir", str(tmp_path / "c"))
     selected = [
         run_cli(
-            "check", str(tmp_path), "--cache-dir", str(tmp_path / "c"), "--extend-select", "RNK002"
+            "check",
+            str(tmp_path),
+            "--cache-dir",
+            str(tmp_path / "c"),
+            "--extend-select",
+            "RNK002",
+            "--output-format",
+            "concise",
         )
         for _ in range(2)
     ]
@@ -137,7 +144,9 @@ def guarded_helper(tmp_path: Path) -> Path:
 def test_project_phase_suppression_that_serves_a_call_chain_is_used_and_a_stale_one_reported(
     run_cli, guarded_helper: Path
 ) -> None:
-    runs = [run_cli("check", ".", cwd=guarded_helper) for _ in range(2)]  # cold, then warm
+    runs = [  # cold, then warm
+        run_cli("check", ".", "--output-format", "concise", cwd=guarded_helper) for _ in range(2)
+    ]
 
     assert [run.out.splitlines() for run in runs] == [
         [
