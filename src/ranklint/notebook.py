@@ -67,12 +67,17 @@ class Notebook:
     trailing_newline: bool
     ensure_ascii: bool
 
-    def place(self, line: int) -> tuple[int, int]:
+    def cell_at(self, line: int) -> _Cell | None:
+        """The code cell that holds a 1-based line of :attr:`text` (``None`` past them)."""
+        for cell in self.cells:
+            if cell.first_line <= line < cell.first_line + len(cell.lines):
+                return cell
+        return None
+
+    def place(self, line: int) -> tuple[int, int] | None:
         """``(code cell number, line in that cell)`` of a 1-based line of :attr:`text`."""
-        for cell in reversed(self.cells):
-            if cell.lines and line >= cell.first_line:
-                return cell.number, min(line - cell.first_line + 1, len(cell.lines))
-        return (self.cells[0].number if self.cells else 1), line
+        cell = self.cell_at(line)
+        return None if cell is None else (cell.number, line - cell.first_line + 1)
 
     def write(self, text: str) -> bytes:
         """The notebook's bytes with the code cells taken from an edited ``text``.
@@ -85,7 +90,10 @@ class Notebook:
         owner = [position for position, cell in enumerate(self.cells) for _ in cell.lines]
         new = text.splitlines(keepends=True)
         per_cell: list[list[str]] = [[] for _ in self.cells]
-        matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+        # No junk heuristic, so frequent lines (`pass`, blank ones) align too. (Not
+        # mutated: with it, a run of junk lines is replaced one for one, which puts
+        # each line in the same cell.)
+        matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)  # pragma: no mutate
         for _tag, i1, i2, j1, j2 in matcher.get_opcodes():
             for offset, line in enumerate(new[j1:j2]):
                 if i1 + offset < i2:
@@ -95,10 +103,12 @@ class Notebook:
                 else:  # an insertion: the cell of the line after it
                     per_cell[owner[i1] if i1 < len(owner) else len(self.cells) - 1].append(line)
         cells = self.data["cells"]
-        for cell, lines in zip(self.cells, per_cell, strict=True):
+        # Equal lengths by construction (pragma: strict changes nothing).
+        for cell, lines in zip(self.cells, per_cell, strict=True):  # pragma: no mutate
             cells[cell.index]["source"] = _cell_source(cell, _restore(cell, lines))
         dumped = json.dumps(self.data, indent=self.indent, ensure_ascii=self.ensure_ascii)
-        return (dumped + ("\n" if self.trailing_newline else "")).encode("utf-8")
+        ending = "\n" if self.trailing_newline else ""
+        return (dumped + ending).encode("utf-8")  # pragma: no mutate  (codec names ignore case)
 
 
 def _restore(cell: _Cell, lines: list[str]) -> list[str]:
@@ -123,29 +133,32 @@ def _cell_source(cell: _Cell, lines: list[str]) -> list[str] | str:
 def read_notebook(data: bytes) -> Notebook:
     """Read a notebook's bytes; raises :class:`NotebookError` when they are not one."""
     try:
-        raw = data.decode("utf-8-sig")
+        raw = data.decode("utf-8-sig")  # pragma: no mutate  (codec names ignore case)
         parsed = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise NotebookError(f"not a Jupyter notebook (invalid JSON: {error})") from None
     if not isinstance(parsed, dict) or not isinstance(parsed.get("cells"), list):
         raise NotebookError("not a Jupyter notebook (no list of cells)")
-    if _language(parsed) not in ("python", ""):
-        raise NotebookError(f"a {_language(parsed)} notebook, not Python")
+    language = _other_language(parsed)
+    if language is not None:
+        raise NotebookError(f"a {language} notebook, not Python")
     cells: list[_Cell] = []
     line = 1
     for index, cell in enumerate(parsed["cells"]):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
-        source = cell.get("source", "")
-        text = "".join(source) if isinstance(source, list) else str(source)
+        source = cell.get("source")
+        text = "".join(source) if isinstance(source, list) else source
+        text = text if isinstance(text, str) else ""
         lines = text.splitlines(keepends=True)
         ends = text.endswith("\n")
         if lines and not ends:
             lines[-1] += "\n"
-        entry = _Cell(index, len(cells) + 1, line, [], [], isinstance(source, list), ends)
-        entry.lines = _python_lines(lines, entry.replaced)
-        cells.append(entry)
-        line += len(entry.lines)
+        replaced: list[tuple[int, str]] = []
+        python = _python_lines(lines, replaced)
+        is_list = isinstance(source, list)
+        cells.append(_Cell(index, len(cells) + 1, line, python, replaced, is_list, ends))
+        line += len(python)
     return Notebook(
         data=parsed,
         text="".join(line for cell in cells for line in cell.lines),
@@ -156,14 +169,18 @@ def read_notebook(data: bytes) -> Notebook:
     )
 
 
-def _language(notebook: dict[str, Any]) -> str:
+def _other_language(notebook: dict[str, Any]) -> str | None:
+    """The notebook's language when its metadata names one that is not Python."""
     metadata = notebook.get("metadata")
     if not isinstance(metadata, dict):
-        return ""
-    info = metadata.get("language_info") or metadata.get("kernelspec") or {}
-    name = info.get("name") or info.get("language") or "" if isinstance(info, dict) else ""
-    name = str(name).lower()
-    return "python" if name.startswith("python") else name
+        return None
+    info = metadata.get("language_info")
+    if not isinstance(info, dict):
+        info = metadata.get("kernelspec")
+    if not isinstance(info, dict):
+        return None
+    name = str(info.get("language") or info.get("name") or "python").lower()  # pragma: no mutate
+    return None if name.startswith("python") else name
 
 
 def _indent(raw: str) -> int | None:
@@ -174,15 +191,16 @@ def _indent(raw: str) -> int | None:
 
 def _python_lines(lines: list[str], replaced: list[tuple[int, str]]) -> list[str]:
     """The cell's lines with IPython lines replaced; records what it replaced."""
-    first = lines[0].lstrip() if lines else ""
-    whole_cell = first.startswith("%%") and _magic_name(first) not in PYTHON_CELL_MAGICS
+    # A cell magic is the cell's first line; unless its body is Python, so is the cell.
+    whole_cell = bool(lines) and lines[0].startswith("%%")
+    whole_cell = whole_cell and _magic_name(lines[0]) not in PYTHON_CELL_MAGICS
     result = []
-    continued = False
+    continued = False  # pragma: no mutate  (None is as false)
     for number, line in enumerate(lines):
-        magic_line = number == 0 and first.startswith("%%")
-        ipython = whole_cell or continued or magic_line or _is_ipython(line)
+        ipython = whole_cell or continued or _is_ipython(line)
         continued = ipython and line.rstrip("\r\n").endswith("\\")
         if ipython:
+            # A whole cell's lines stand at the top level, whatever their indentation.
             indent = "" if whole_cell else line[: len(line) - len(line.lstrip())]
             replaced.append((number, line))
             result.append(f"{indent}{PLACEHOLDER}\n")
@@ -192,11 +210,12 @@ def _python_lines(lines: list[str], replaced: list[tuple[int, str]]) -> list[str
 
 
 def _magic_name(line: str) -> str:
-    return line.lstrip("%").split(maxsplit=1)[0] if line.lstrip("%").strip() else ""
+    """``bash`` for ``%%bash -s x``."""
+    words = line[2:].split()
+    return words[0] if words else ""  # pragma: no mutate  (no name is no Python magic either)
 
 
 def _is_ipython(line: str) -> bool:
-    stripped = line.lstrip()
-    if stripped.startswith(("%", "!")):
+    if line.lstrip().startswith(("%", "!")):
         return True
-    return bool(_SHELL_ASSIGNMENT.match(line) or _HELP.match(line.rstrip("\r\n")))
+    return bool(_SHELL_ASSIGNMENT.match(line) or _HELP.match(line))

@@ -54,8 +54,8 @@ def place(path: str, line: int) -> Place:
     notebook = notebook_of(path)
     if notebook is None:
         return Place(None, line)
-    cell, in_cell = notebook.place(line)
-    return Place(cell, in_cell)
+    where = notebook.place(line)
+    return Place(None, line) if where is None else Place(*where)
 
 
 def location(path: str, line: int, col: int) -> str:
@@ -72,7 +72,7 @@ def cell_lines(path: str, line: int) -> tuple[list[str], int] | None:
     notebook = notebook_of(path)
     if notebook is None:
         return None
-    for cell in reversed(notebook.cells):
-        if cell.lines and line >= cell.first_line:
-            return [text.rstrip("\r\n") for text in cell.lines], cell.first_line
-    return None
+    cell = notebook.cell_at(line)
+    if cell is None:
+        return None
+    return "".join(cell.lines).splitlines(), cell.first_line
