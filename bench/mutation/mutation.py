@@ -257,6 +257,21 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("runtime/report.py", "runtime/stacks.py"),
         ("tests/runtime/test_report.py",),
     ),
+    # Jupyter notebooks read as Python and written back, and their cell placement.
+    "notebooks": (
+        ("notebook.py", "places.py"),
+        ("tests/test_notebook.py", "tests/test_notebooks.py", "tests/test_places.py"),
+    ),
+    # The equivalence check's comparison, and Flight Recorder dumps read without torch.
+    "runtime_v2": (
+        ("runtime/equivalence.py", "runtime/flight_recorder.py", "runtime/trace.py"),
+        (
+            "tests/runtime/test_equivalence.py",
+            "tests/runtime/test_equivalence_compare.py",
+            "tests/runtime/test_trace.py",
+            "tests/runtime/test_flight_recorder.py",
+        ),
+    ),
     # Threads mode's process group and its static notes: their tests run rank
     # threads in the test process (seconds each). runtime/threads.py (the World)
     # is left out: its mutants of the waiting loops hang until the run's deadline,

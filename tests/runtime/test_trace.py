@@ -22,7 +22,16 @@ from typing import Any
 import pytest
 
 from ranklint.runtime import flight_recorder
-from ranklint.runtime.trace import TraceInputError, analyse, find_dumps, load_dumps
+from ranklint.runtime.trace import (
+    Trace,
+    TraceInputError,
+    analyse,
+    find_dumps,
+    library_roots,
+    load_dumps,
+    render_trace,
+    trace_json,
+)
 from tests.conftest import REPO_ROOT, run_subprocess, write
 
 PREFIX = "nccl_trace_rank_"
@@ -37,10 +46,12 @@ def _entry(
     group: tuple[str, str] = ("0", "default_pg"),
     state: str = "completed",
     retired: bool = True,
+    **fields: Any,
 ) -> dict[str, Any]:
-    """A Flight Recorder entry as torch writes it (the fields the trace reads)."""
+    """A Flight Recorder entry as torch writes it (the fields the trace reads); ``fields``
+    override them."""
     file, line, name = site
-    return {
+    entry = {
         "record_id": seq - 1,
         "pg_id": int(group[0]),
         "process_group": group,
@@ -62,6 +73,7 @@ def _entry(
             {"filename": "/env/lib/python3.11/runpy.py", "line": 88, "name": "_run_code"},
         ],
     }  # fmt: skip
+    return {**entry, **fields}
 
 
 def _dump(entries: list[dict[str, Any]], ranks: tuple[int, ...] = (0, 1)) -> dict[str, Any]:
@@ -403,6 +415,388 @@ def test_help_names_the_dump_variables_and_the_exit_codes(run_cli) -> None:
     assert "exit status: 0 the dumps agree, 1 a divergence" in run.out
 
 
+# --- finding and loading the dumps: ranks, prefixes, errors ----------------------------
+
+
+def test_folder_with_the_default_prefix_among_others_takes_the_default(tmp_path: Path) -> None:
+    _write_dumps(tmp_path, {0: _dump([]), 1: _dump([])})
+    (tmp_path / "other_5").write_bytes(pickle.dumps(_dump([])))
+
+    found = find_dumps([str(tmp_path)])
+
+    assert [(rank, path.name) for rank, path in found] == [(0, f"{PREFIX}0"), (1, f"{PREFIX}1")]
+
+
+def test_prefix_that_names_no_file_in_the_folder_is_named_in_the_error(tmp_path: Path) -> None:
+    _write_dumps(tmp_path, {0: _dump([])})
+
+    with pytest.raises(TraceInputError) as caught:
+        find_dumps([str(tmp_path)], prefix="other_")
+    assert str(caught.value) == f"{tmp_path}: no Flight Recorder dumps (files named other_<rank>)"
+
+
+def test_folder_without_ranked_files_says_which_names_it_looked_for(tmp_path: Path) -> None:
+    (tmp_path / "store").write_text("a FileStore's file")
+
+    with pytest.raises(TraceInputError) as caught:
+        find_dumps([str(tmp_path)])
+    assert str(caught.value) == (
+        f"{tmp_path}: no Flight Recorder dumps (files named <prefix><rank>)"
+    )
+
+
+def test_no_path_and_a_prefix_without_a_folder_asks_for_one() -> None:
+    with pytest.raises(TraceInputError) as caught:
+        find_dumps([], prefix="nccl_trace_rank_")
+
+    assert str(caught.value) == (
+        "name a folder of dumps or the dump files (or --prefix /path/to/prefix_)"
+    )
+
+
+def test_listed_files_take_the_rank_after_a_prefix_that_ends_in_a_digit(tmp_path: Path) -> None:
+    # TORCH_FR_DUMP_TEMP_FILE=/tmp/run7 writes /tmp/run70, /tmp/run71, ...
+    files = [tmp_path / "run70", tmp_path / "run71"]
+    for path in files:
+        path.write_bytes(pickle.dumps(_dump([])))
+
+    found = find_dumps([str(path) for path in files], prefix=str(tmp_path / "run7"))
+
+    assert found == [(0, files[0]), (1, files[1])]
+
+
+def test_listed_file_takes_the_rank_its_name_ends_in_over_the_dumps(tmp_path: Path) -> None:
+    path = tmp_path / "dump_5"
+    path.write_bytes(pickle.dumps({**_dump([_entry(1)]), "rank": 3}))
+
+    found = find_dumps([str(path)])
+    dumps = load_dumps(found)
+
+    assert found == [(5, path)]
+    assert [(dump.rank, dump.source) for dump in dumps] == [(5, str(path))]
+
+
+def test_two_dumps_for_one_rank_are_refused_naming_both_files(tmp_path: Path) -> None:
+    first, second = tmp_path / "a_0", tmp_path / "b_0"
+    for path in (first, second):
+        path.write_bytes(pickle.dumps(_dump([])))
+
+    with pytest.raises(TraceInputError) as caught:
+        load_dumps(find_dumps([str(first), str(second)]))
+    assert str(caught.value) == f"two dumps for rank 0: {first} and {second}"
+
+
+def test_dump_that_cannot_be_read_names_the_os_error(tmp_path: Path) -> None:
+    with pytest.raises(TraceInputError) as caught:
+        load_dumps([(0, tmp_path)])
+
+    assert str(caught.value) == f"{tmp_path}: cannot read: Is a directory"
+
+
+def test_loading_no_files_is_an_error() -> None:
+    with pytest.raises(TraceInputError) as caught:
+        load_dumps([])
+
+    assert str(caught.value) == "no Flight Recorder dumps"
+
+
+def test_library_roots_are_torch_and_the_stdlib_of_the_dumping_machine_not_site_packages() -> None:
+    frames = [
+        ("/src/pytorch/torch/distributed/distributed_c10d.py", 1, "all_reduce"),
+        ("/opt/py/lib/python3.11/asyncio/events.py", 2, "_run"),
+        ("/opt/py/lib/python3.11/runpy.py", 3, "_run_code"),
+        ("/opt/py/lib/python3.11/site-packages/lightning/fabric.py", 4, "all_gather"),
+        ("/opt/py/lib/python3.12/dist-packages/deepspeed/comm.py", 5, "all_reduce"),
+        ("/job/train.py", 6, "step"),
+    ]
+    op = flight_recorder.RecordedOp("0", 1, "all_reduce", (), (), tuple(frames))
+    dump = flight_recorder.RankDump(
+        0, "x", "2.10", (flight_recorder.TracedOp(op, "default_pg", "completed", True),), {}
+    )
+
+    roots = set(library_roots([dump])) - set(library_roots([]))
+
+    assert roots == {
+        "/src/pytorch/torch/",
+        "/opt/py/lib/python3.11/asyncio/",
+        "/opt/py/lib/python3.11/runpy.py",
+    }
+
+
+# --- what the diff finds -------------------------------------------------------------
+
+
+def _analysed(
+    folder: Path, dumps: dict[int, dict[str, Any]], world_size: int | None = None
+) -> Trace:
+    return analyse(load_dumps(find_dumps([str(_write_dumps(folder, dumps))])), world_size)
+
+
+_GLOO_CONFIG = {"": {"name": "", "desc": "", "ranks": "[]"}}
+_LIBRARY_ONLY = [
+    {"filename": "/env/site-packages/torch/distributed/distributed_c10d.py", "line": 1,
+     "name": "all_reduce"},
+]  # fmt: skip
+
+
+def test_world_size_below_the_highest_dumped_rank_is_raised_to_cover_it(tmp_path: Path) -> None:
+    gloo_like = {**_dump([_entry(1)]), "pg_config": _GLOO_CONFIG}
+
+    trace = _analysed(tmp_path, {0: gloo_like, 1: gloo_like}, world_size=1)
+
+    assert trace.missing == ()
+    assert trace.views[0].log[0].group == (0, 1)
+
+
+def test_subgroup_in_pg_config_takes_its_ranks_from_there_not_from_the_dumps(
+    tmp_path: Path,
+) -> None:
+    config = {
+        "0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1, 2]"},
+        "5": {"name": "5", "desc": "sub", "ranks": "[0, 1]"},
+    }
+    zero = {**_dump([_entry(1), _entry(1, group=("5", "sub"))]), "pg_config": config}
+    others = {**_dump([_entry(1)]), "pg_config": config}
+
+    trace = _analysed(tmp_path, {0: zero, 1: others, 2: others})
+
+    assert trace.inferred == ()
+    assert trace.divergence is not None
+    assert (trace.divergence.group, trace.divergence.reason) == ((0, 1), "rank 1 never issued it")
+
+
+def test_ranks_agreeing_on_several_gloo_groups_count_every_groups_collectives(
+    run_cli, tmp_path: Path
+) -> None:
+    entries = [
+        _entry(1),
+        _entry(1, group=("1", "undefined")),
+        _entry(1, group=("2", "undefined")),
+        _entry(2, group=("2", "undefined")),
+    ]
+    gloo = {**_dump(entries), "pg_config": _GLOO_CONFIG}
+    _write_dumps(tmp_path, {0: gloo, 1: gloo})
+
+    run = run_cli("trace", str(tmp_path))
+
+    assert run.code == 0
+    assert run.out == (
+        "no divergence across 2 ranks, 4 collectives compared\n"
+        "(members of groups '1', '2' inferred from the dumps that name them: the dumps carry "
+        "no pg_config ranks, as gloo writes them)\n"
+    )
+
+
+def test_ring_buffer_that_dropped_the_first_entry_is_noted_with_the_shared_start(
+    run_cli, tmp_path: Path
+) -> None:
+    _write_dumps(
+        tmp_path, {0: _dump([_entry(2), _entry(3)]), 1: _dump([_entry(seq) for seq in (1, 2, 3)])}
+    )
+
+    run = run_cli("trace", str(tmp_path))
+
+    assert run.code == 0
+    assert run.out == (
+        "no divergence across 2 ranks, 2 collectives compared\n"
+        "(group '0': older entries left some ranks' ring buffers; #0 is the collective with "
+        "sequence number 2, TORCH_FR_BUFFER_SIZE sets the buffer's length)\n"
+    )
+
+
+def test_two_ranks_without_dumps_are_named_first_and_last_and_exit_1(
+    run_cli, tmp_path: Path
+) -> None:
+    entries = [_entry(1)]
+    _write_dumps(tmp_path, {0: _dump(entries, (0, 1, 2, 3)), 3: _dump(entries, (0, 1, 2, 3))})
+
+    run = run_cli("trace", str(tmp_path))
+
+    last = "last all_reduce #0 on group [0, 1, 2, 3] at /job/train.py:10 in step()"
+    assert run.code == 1
+    assert run.out.splitlines() == [
+        "no dump from ranks 1, 2 (of ranks 0-3): a rank without a dump may have died or never "
+        "reached the collective the others wait in; the diff compares the others",
+        "no divergence across 2 ranks, 1 collective compared",
+        "where each rank stood when it dumped (Flight Recorder's entry state):",
+        f"  rank 0: every collective completed; {last}",
+        f"  rank 3: every collective completed; {last}",
+        "  rank 1: no dump",
+        "  rank 2: no dump",
+    ]
+
+
+def test_divergence_beside_a_rank_without_a_dump_is_shown_on_the_whole_group(
+    run_cli, tmp_path: Path
+) -> None:
+    caller = {"filename": "/job/main.py", "line": 3, "name": "main"}
+    broadcast = _entry(2, "broadcast", site=("/job/train.py", 20, "step"))
+    broadcast["frames"] = [*broadcast["frames"][:2], caller]
+    everyone = (0, 1, 2)
+    _write_dumps(tmp_path, {0: _dump([_entry(1), broadcast], everyone), 2: _dump([_entry(1)])})
+
+    run = run_cli("trace", "--no-static", str(tmp_path))
+
+    first = "all_reduce(group=[0, 1, 2], shape=(4,)) at /job/train.py:10 in step()"
+    second = "broadcast(group=[0, 1, 2], shape=(4,)) at /job/train.py:20 in step()"
+    assert run.code == 1
+    assert run.out.splitlines() == [
+        "no dump from rank 1 (of ranks 0-2): a rank without a dump may have died or never "
+        "reached the collective the others wait in; the diff compares the others",
+        "ranks diverged at collective #1 on group [0, 1, 2]: rank 2 never issued it",
+        f"  rank 0: {second}",
+        "      called from /job/main.py:3 in main()",
+        "  rank 1: (no record)",
+        "  rank 2: no collective #1 on this group (issued 1); still running (no collective)",
+        "sequences on group [0, 1, 2] up to the mismatch (>> marks it):",
+        "  rank 0:",
+        f"       #0 {first}",
+        f"    >> #1 {second}",
+        "  rank 1:",
+        "    >> #1 (none)",
+        "  rank 2:",
+        f"       #0 {first}",
+        "    >> #1 (none) still running (no collective)",
+        "where each rank stood when it dumped (Flight Recorder's entry state):",
+        "  rank 0: every collective completed; last broadcast #1 on group [0, 1, 2] at "
+        "/job/train.py:20 in step()",
+        "  rank 2: every collective completed; last all_reduce #0 on group [0, 1, 2] at "
+        "/job/train.py:10 in step()",
+        "  rank 1: no dump",
+    ]
+
+
+def test_rank_waiting_on_another_group_shows_it_and_an_entry_without_state_is_unknown(
+    run_cli, tmp_path: Path
+) -> None:
+    zero = [_entry(1), _entry(2, "broadcast")]
+    one = [_entry(1), _entry(1, group=("1", "undefined"), state=None, retired=False)]
+    dumps = {
+        rank: {**_dump(entries), "pg_config": _GLOO_CONFIG}
+        for rank, entries in enumerate((zero, one))
+    }
+    _write_dumps(tmp_path, dumps)
+
+    run = run_cli("trace", "--no-static", str(tmp_path))
+
+    site = "at /job/train.py:10 in step()"
+    waiting = f"waiting in all_reduce(group=[1], shape=(4,)) {site}"
+    assert run.code == 1
+    assert run.out.splitlines() == [
+        "ranks diverged at collective #1 on group [0, 1]: rank 1 never issued it",
+        f"  rank 0: broadcast(group=[0, 1], shape=(4,)) {site}",
+        f"  rank 1: no collective #1 on this group (issued 1); {waiting}",
+        "sequences on group [0, 1] up to the mismatch (>> marks it):",
+        "  rank 0:",
+        f"       #0 all_reduce(group=[0, 1], shape=(4,)) {site}",
+        f"    >> #1 broadcast(group=[0, 1], shape=(4,)) {site}",
+        "  rank 1:",
+        f"       #0 all_reduce(group=[0, 1], shape=(4,)) {site}",
+        f"    >> #1 (none) {waiting}",
+        "where each rank stood when it dumped (Flight Recorder's entry state):",
+        f"  rank 0: every collective completed; last broadcast #1 on group [0, 1] {site}",
+        f"  rank 1: in all_reduce #0 on group [1] (unknown, not completed) {site}",
+        "(members of group '1' inferred from the dumps that name them: the dumps carry no "
+        "pg_config ranks, as gloo writes them)",
+    ]
+
+
+def test_rank_with_no_collective_and_a_collective_without_user_frames_are_described(
+    run_cli, tmp_path: Path
+) -> None:
+    _write_dumps(tmp_path, {0: _dump([_entry(1, frames=_LIBRARY_ONLY)]), 1: _dump([])})
+
+    run = run_cli("trace", "--no-static", str(tmp_path))
+
+    assert run.code == 1
+    assert run.out.splitlines()[-3:] == [
+        "where each rank stood when it dumped (Flight Recorder's entry state):",
+        "  rank 0: every collective completed; last all_reduce #0 on group [0, 1]",
+        "  rank 1: no collective recorded",
+    ]
+
+
+# --- the JSON form ---------------------------------------------------------------------
+
+
+def _json_collective(op: str, position: int, line: int, dtype: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "op": op,
+        "position": position,
+        "group": [0, 1],
+        "group_name": "0",
+        "shapes": [[3]],
+        "dtypes": [dtype],
+        "api": op,
+        "site": {"file": "/job/train.py", "line": line, "function": "step"},
+        "static": None,
+        **extra,
+    }
+
+
+def test_json_holds_the_divergence_in_flight_ranks_and_static_notes_under_fixed_keys(
+    tmp_path: Path,
+) -> None:
+    zero = [_entry(1), _entry(2, "broadcast", (3,), site=("/job/train.py", 20, "step"))]
+    one = [
+        _entry(1),
+        _entry(
+            2, "broadcast", (3,), site=("/job/train.py", 22, "step"), state="started",
+            retired=False, input_dtypes=["ComplexFloat"],
+        ),
+    ]  # fmt: skip
+    trace = _analysed(tmp_path, {0: _dump(zero), 1: _dump(one)})
+    note = "RNK102 rank-divergent-collective: only rank 0 broadcasts"
+
+    record = trace_json(trace, {("/job/train.py", 20): note})
+
+    text = record.pop("text")
+    assert record == {
+        "ranks": [0, 1],
+        "missing_ranks": [],
+        "collectives_compared": 2,
+        "divergence": {
+            "group": [0, 1],
+            "group_name": "0",
+            "position": 1,
+            "reason": "the ranks disagree on the dtype",
+            "ranks": {
+                "0": _json_collective("broadcast", 1, 20, "float32", static=note),
+                "1": _json_collective("broadcast", 1, 22, "complexfloat"),
+            },
+        },
+        "in_flight": {"1": _json_collective("broadcast", 1, 22, "complexfloat", state="started")},
+        "inferred_groups": [],
+    }
+    assert text == render_trace(trace, {("/job/train.py", 20): note})
+    assert f"      ranklint: {note}\n" in text
+
+
+def test_json_of_agreeing_dumps_in_flight_without_a_user_site_has_null_site_and_api(
+    tmp_path: Path,
+) -> None:
+    stuck = _dump([_entry(1, frames=_LIBRARY_ONLY, state="scheduled", retired=False)])
+    trace = _analysed(tmp_path, {0: stuck, 1: stuck})
+
+    record = trace_json(trace, {("/job/train.py", 10): "unused"})
+
+    waiting = {
+        "op": "all_reduce",
+        "position": 0,
+        "group": [0, 1],
+        "group_name": "0",
+        "shapes": [[4]],
+        "dtypes": ["float32"],
+        "api": None,
+        "site": None,
+        "static": None,
+        "state": "scheduled",
+    }
+    assert record["divergence"] is None
+    assert record["in_flight"] == {"0": waiting, "1": waiting}
+    assert (record["collectives_compared"], record["inferred_groups"]) == (1, [])
+
+
 # --- real dumps, written by forked gloo ranks ------------------------------------------
 
 
@@ -606,3 +1000,17 @@ def test_torch_fr_trace_agrees_on_the_hang_the_mismatch_and_the_clean_run(
     # ranklint: "ranks diverged at collective #1 ...: rank 1 never issued it".
     assert "Not all ranks joining collective, sequence number: 2" in hang
     assert "missing ranks: {1}" in hang
+
+
+def test_folder_with_a_given_prefix_ending_in_a_digit_reads_the_ranks_after_it(
+    tmp_path: Path,
+) -> None:
+    from ranklint.runtime.trace import find_dumps
+
+    for rank in (0, 1):
+        (tmp_path / f"run7{rank}").write_bytes(b"x")
+    (tmp_path / "run7x").write_bytes(b"x")
+
+    found = find_dumps([str(tmp_path)], prefix="run7")
+
+    assert [(rank, path.name) for rank, path in found] == [(0, "run70"), (1, "run71")]

@@ -193,7 +193,8 @@ def _last_completed(pg_status: Any) -> dict[str, int]:
     if isinstance(pg_status, Mapping):
         for pg_id, status in pg_status.items():
             if isinstance(status, Mapping):
-                done[str(pg_id)] = int(status.get("last_completed_collective", -1) or -1)
+                last = status.get("last_completed_collective")
+                done[str(pg_id)] = int(last or -1)  # pragma: no mutate (-2 is none too: seq >= 1)
     return done
 
 
@@ -208,8 +209,13 @@ def parse_dump(dump: Any, rank: int, source: str) -> RankDump:
         if op is None:
             continue
         state = str(entry.get("state") or "")
-        last = done.get(str(entry.get("pg_id", "")), -1)
-        completed = state == "completed" or bool(entry.get("retired")) or op.seq <= last
+        pg_id = str(entry.get("pg_id", ""))  # pragma: no mutate (torch writes every pg_id)
+        last = done.get(pg_id)
+        completed = (
+            state == "completed"
+            or bool(entry.get("retired"))
+            or (last is not None and op.seq <= last)
+        )
         group = entry["process_group"]
         desc = str(group[1]) if isinstance(group, list | tuple) and len(group) > 1 else ""
         traced.append(TracedOp(op, desc, state, completed))

@@ -65,7 +65,14 @@ def _in_folder(folder: Path, prefix: str | None) -> list[tuple[int, Path]]:
         if path.is_file() and match is not None:
             ranked.setdefault(match.group(1), []).append((int(match.group(2)), path))
     if prefix is not None:
-        found = ranked.get(prefix, [])
+        # Given, the prefix decides where the rank starts (it may end in a digit).
+        found = [
+            (int(path.name[len(prefix) :]), path)
+            for path in sorted(folder.iterdir())
+            if path.is_file()
+            and path.name.startswith(prefix)
+            and path.name[len(prefix) :].isdigit()
+        ]
     elif len(ranked) == 1:
         found = next(iter(ranked.values()))
     elif DEFAULT_PREFIX in ranked:
@@ -76,7 +83,7 @@ def _in_folder(folder: Path, prefix: str | None) -> list[tuple[int, Path]]:
             f"{folder}: files named with several prefixes ({names}); choose one with --prefix"
         )
     else:
-        found = []
+        found = []  # pragma: no mutate (None also reads as no dumps)
     if not found:
         named = f"{prefix}<rank>" if prefix is not None else "<prefix><rank>"
         raise TraceInputError(f"{folder}: no Flight Recorder dumps (files named {named})")
@@ -214,7 +221,7 @@ def _logs(
     kept: list[TracedOp] = []
     for traced in dump.ops:
         op = traced.op
-        if op.seq < starts.get(op.group_name, 0):
+        if op.seq < starts[op.group_name]:
             continue
         site, api = stacks.locate(op.frames, roots)
         position = counts.get(op.group_name, 0)
@@ -259,12 +266,12 @@ def analyse(dumps: Sequence[RankDump], world_size: int | None = None) -> Trace:
         log, kept = _logs(dump, groups, starts, roots)
         stuck = next((i for i, t in enumerate(kept) if not t.completed), None)
         waiting = log[stuck] if stuck is not None else None
-        if stuck is not None and waiting is not None:
-            in_flight[dump.rank] = (waiting, kept[stuck].state or "unknown")
+        if stuck is not None:
+            in_flight[dump.rank] = (log[stuck], kept[stuck].state or "unknown")
         state = "waiting" if waiting is not None else "running"
         views.append(RankView(dump.rank, state, tuple(log), waiting_in=waiting))
         cut = tuple(replace(c, group=here[c.group_name]) for c in log)
-        compare.append(RankView(dump.rank, state, cut))
+        compare.append(RankView(dump.rank, state, cut))  # pragma: no mutate (only its log is read)
     found = first_divergence(compare)
     divergence = None
     if found is not None:
