@@ -403,6 +403,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (
             "tests/model/test_taint.py",
             "tests/analysis/walk/test_membership.py",
+            "tests/analysis/walk/test_classify_cache.py",
             "tests/analysis/walk/test_configured_calls.py",
             "tests/analysis/walk/test_complementary_assignments.py",
             "tests/analysis/walk/test_framework.py",

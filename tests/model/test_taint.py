@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from ranklint.model.taint import CLEAN, Taint
+from ranklint.model.taint import CLEAN, Taint, element_of, element_target
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -52,3 +52,22 @@ def test_possible_when_rank_dependent_now_or_through_a_call(taint: Taint, expect
 def test_taint_is_immutable() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         Taint().rank = True  # type: ignore[misc]
+
+
+def test_element_of_a_call_result_keeps_the_axes_and_names_the_element() -> None:
+    taint = Taint(via=frozenset({"a.f", "b.g#0"}), axes=frozenset({"tp"}))
+
+    element = element_of(taint, 1)
+
+    assert element == Taint(via=frozenset({"a.f#1"}), axes=frozenset({"tp"}))
+    assert [element_target(raw) for raw in element.via] == [("a.f", 1)]
+
+
+def test_element_of_a_taint_whose_calls_are_all_elements_already_is_clean() -> None:
+    taint = Taint(via=frozenset({"b.g#0"}), axes=frozenset({"tp"}))
+
+    assert element_of(taint, 1) == CLEAN
+
+
+def test_element_target_of_a_plain_call_has_no_index() -> None:
+    assert element_target("pkg.mod.get_rank") == ("pkg.mod.get_rank", None)

@@ -97,7 +97,8 @@ _ELEMENT = "#"
 
 def element_target(raw: str) -> tuple[str, int | None]:
     """(call target, element index or ``None``) of a ``via`` entry."""
-    target, separator, index = raw.partition(_ELEMENT)
+    # One separator at most (element_of never indexes an element): not mutated.
+    target, separator, index = raw.partition(_ELEMENT)  # pragma: no mutate
     return (target, int(index)) if separator else (target, None)
 
 
