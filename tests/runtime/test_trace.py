@@ -927,7 +927,13 @@ def test_real_dump_taken_while_waiting_shows_the_collective_rank_0_is_stuck_in(
         line.startswith("  rank 0: in all_reduce #1 on group [0, 1] (scheduled, not completed)")
         for line in run.out.splitlines()
     )
-    assert sorted(record["in_flight"]) == ["0"]
+    # Rank 0 is stuck in #1. Rank 1 may also list its last collective (#0) when its
+    # dump races gloo's completion bookkeeping (seen under load), never a later one.
+    assert "0" in record["in_flight"]
+    assert set(record["in_flight"]) <= {"0", "1"}
+    assert "all_reduce #1 " not in next(
+        (line for line in run.out.splitlines() if line.startswith("  rank 1: in ")), ""
+    )
 
 
 @pytest.mark.slow
