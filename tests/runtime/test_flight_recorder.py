@@ -335,3 +335,15 @@ def test_dump_naming_no_integer_rank_and_a_file_name_without_one_is_refused(name
     assert _error(dump, rank=None) == (
         "no rank: neither the file name ends in one nor the dump names one"
     )
+
+
+def test_as_collective_keeps_the_root_and_reduce_op_the_wrappers_recorded() -> None:
+    from ranklint.runtime.flight_recorder import RecordedOp, as_collective
+
+    op = RecordedOp("1", 3, "broadcast", ((4,),), ("float",), (("/w/train.py", 9, "step"),))
+
+    collective = as_collective(op, (2, 3), 5, roots=(), root=3, reduce_op="AVG")
+
+    assert (collective.group, collective.seq, collective.dtypes) == ((2, 3), 5, ("float32",))
+    assert (collective.root, collective.reduce_op) == (3, "AVG")
+    assert (collective.site.file, collective.site.line) == ("/w/train.py", 9)

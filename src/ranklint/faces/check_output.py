@@ -4,11 +4,9 @@ summary, and the exit code."""
 from __future__ import annotations
 
 import argparse
-import io
 import logging
 import os
 import shutil
-import tokenize
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
@@ -27,6 +25,7 @@ from ranklint.faces.formatters import (
     format_text,
 )
 from ranklint.faces.run_summary import fix_hint, hidden, summary_line
+from ranklint.source import SourceError, decode_source
 
 logger = logging.getLogger(__name__)
 
@@ -71,10 +70,8 @@ def file_lines(
 
 def _read(path: str) -> Sequence[str] | None:
     try:
-        raw = Path(path).read_bytes()
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-        return _split(raw.decode(encoding))
-    except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        return _split(decode_source(Path(path).read_bytes()))
+    except (OSError, SourceError) as exc:
         logger.debug("no code frame for %s: %s", path, exc)
         return None
 

@@ -80,14 +80,16 @@ def _marker(finding: Finding, text: str, *, color: bool) -> str:
     return f"{pad}{carets}"
 
 
-def _in_its_cell(finding: Finding) -> Finding:
-    """A notebook's finding with its lines counted from its cell's first line (the
-    frame shows that cell); any other finding as it is."""
+def _framed(finding: Finding, lines_of: LinesOf) -> tuple[Finding, Sequence[str] | None]:
+    """The finding and the lines its frame shows: in a notebook, its cell's lines,
+    with the finding's lines counted from the cell's first; else its file's."""
     cell = cell_lines(finding.path, finding.line)
     if cell is None:
-        return finding
-    shift = cell[1] - 1
-    return replace(finding, line=finding.line - shift, end_line=finding.end_line - shift)
+        return finding, lines_of(finding.path)
+    lines, first = cell
+    shift = first - 1
+    moved = replace(finding, line=finding.line - shift, end_line=finding.end_line - shift)
+    return moved, lines
 
 
 def format_full(
@@ -112,9 +114,7 @@ def format_full(
             painted = f"{_BOLD}{path}{_RESET}:{position}: "
             painted += f"{_CODE_COLOUR[f.severity]}{f.code}{_RESET}"
             lines[0] = painted + lines[0][len(head) :]
-        framed = _in_its_cell(f)
-        cell = cell_lines(f.path, f.line) if framed is not f else None
-        source = cell[0] if cell is not None else lines_of(f.path)
+        framed, source = _framed(f, lines_of)
         if source is not None:
             lines += source_frame(framed, source, color=color)
         if f.fix is not None:

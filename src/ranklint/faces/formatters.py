@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from xml.etree import ElementTree
 
 from ranklint import __version__
-from ranklint.findings import Evidence, Finding, Fix, Severity
+from ranklint.findings import Evidence, Finding, Fix, Severity, TraceStep
 from ranklint.links import PROJECT_URL, docs_url
 from ranklint.places import location, place
 
@@ -74,20 +74,22 @@ def _json_finding(f: Finding) -> dict[str, object]:
         "cell": where.cell,
         "location": {"row": where.line, "column": f.col},
         "end_location": {"row": f.end_line - shift, "column": f.end_col},
-        "trace": [
-            {
-                "filename": s.path,
-                "cell": place(s.path, s.line).cell,
-                "row": place(s.path, s.line).line,
-                "column": s.col,
-                "message": s.message,
-            }
-            for s in f.trace
-        ],
+        "trace": [_json_step(s) for s in f.trace],
         "fix": _json_fix(f.fix, shift),
         "url": docs_url(f.code),
         "confidence": f.confidence.value,
         "evidence": _json_evidence(f.evidence),
+    }
+
+
+def _json_step(step: TraceStep) -> dict[str, object]:
+    where = place(step.path, step.line)
+    return {
+        "filename": step.path,
+        "cell": where.cell,
+        "row": where.line,
+        "column": step.col,
+        "message": step.message,
     }
 
 

@@ -23,6 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import ranklint.runtime.stacks as stacks
+from ranklint.runtime.report import Collective
+
 logger = logging.getLogger(__name__)
 
 #: The Flight Recorder entry fields every collective's record must have.
@@ -252,3 +255,30 @@ def dump_rank(dump: Any) -> int | None:
     if isinstance(dump, Mapping) and isinstance(dump.get("rank"), int):
         return int(dump["rank"])
     return None
+
+
+def as_collective(
+    op: RecordedOp,
+    members: tuple[int, ...],
+    seq: int,
+    roots: Sequence[str],
+    *,
+    root: int | None = None,
+    reduce_op: str | None = None,
+) -> Collective:
+    """``op`` as the diff compares it: its members, its position ``seq`` on its group,
+    dtypes named as threads mode names them, and the user's site and callers."""
+    site, api = stacks.locate(op.frames, roots)
+    return Collective(
+        op=op.op,
+        group=members,
+        group_name=op.group_name,
+        seq=seq,
+        shapes=op.shapes,
+        dtypes=tuple(DTYPES.get(d, d) for d in op.dtypes),
+        root=root,
+        reduce_op=reduce_op,
+        api=api,
+        site=site,
+        callers=stacks.callers(op.frames, roots),
+    )

@@ -41,7 +41,7 @@ from typing import Any
 import ranklint.runtime._torch as _torch
 import ranklint.runtime.stacks as stacks
 import ranklint.runtime.threads as threads
-from ranklint.runtime.flight_recorder import DTYPES
+from ranklint.runtime.flight_recorder import as_collective
 from ranklint.runtime.report import (
     Collective,
     Divergence,
@@ -339,24 +339,12 @@ def _collectives(outcome: dict[str, Any], roots: Sequence[str]) -> list[Collecti
         root = None
         if note is not None and note.root is not None and note.root < len(members):
             root = members[note.root]
-        site, api = stacks.locate(op.frames, roots)
-        collective = Collective(
-            op=op.op,
-            group=members,
-            group_name=op.group_name,
-            seq=0,
-            shapes=op.shapes,
-            dtypes=tuple(DTYPES.get(d, d) for d in op.dtypes),
-            root=root,
-            reduce_op=note.reduce_op if note is not None else None,
-            api=api,
-            site=site,
-            callers=stacks.callers(op.frames, roots),
-        )
+        reduce_op = note.reduce_op if note is not None else None
+        collective = as_collective(op, members, 0, roots, root=root, reduce_op=reduce_op)
         timeline.append((op.time_ns, index, collective))
     for index, note in enumerate(notes):
         if note.method == "new_group" and note.group_name in groups:
-            site, api = stacks.locate(note.frames, roots)
+            site = stacks.locate(note.frames, roots)[0]
             collective = Collective(
                 op="new_group",
                 group=groups[note.group_name],

@@ -26,7 +26,13 @@ from pathlib import Path
 from typing import Any
 
 import ranklint.runtime.stacks as stacks
-from ranklint.runtime.flight_recorder import DTYPES, DumpError, RankDump, TracedOp, read_dump
+from ranklint.runtime.flight_recorder import (
+    DumpError,
+    RankDump,
+    TracedOp,
+    as_collective,
+    read_dump,
+)
 from ranklint.runtime.report import (
     Collective,
     Divergence,
@@ -223,22 +229,9 @@ def _logs(
         op = traced.op
         if op.seq < starts[op.group_name]:
             continue
-        site, api = stacks.locate(op.frames, roots)
         position = counts.get(op.group_name, 0)
         counts[op.group_name] = position + 1
-        log.append(
-            Collective(
-                op=op.op,
-                group=groups[op.group_name],
-                group_name=op.group_name,
-                seq=position,
-                shapes=op.shapes,
-                dtypes=tuple(DTYPES.get(d, d) for d in op.dtypes),
-                api=api,
-                site=site,
-                callers=stacks.callers(op.frames, roots),
-            )
-        )
+        log.append(as_collective(op, groups[op.group_name], position, roots))
         kept.append(traced)
     return log, kept
 
