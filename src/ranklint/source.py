@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import codecs
 import contextlib
 import io
 import itertools
@@ -12,44 +11,18 @@ import sys
 import tokenize
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 import libcst as cst
 
 from ranklint._process import owned
+from ranklint.decoding import SourceError as SourceError
+from ranklint.decoding import decode_source
 from ranklint.notebook import NotebookError, is_notebook, read_notebook
-
-
-@dataclass(frozen=True)
-class SourceError(Exception):
-    """The bytes of a file could not be turned into a syntax tree (reported as RNK001)."""
-
-    message: str
-    line: int
-    col: int
 
 
 def file_name(path: str) -> str:
     """The last part of ``path`` as the linter was given it, with either separator."""
     return path.replace("\\", "/").rpartition("/")[2]
-
-
-def decode_source(data: bytes) -> str:
-    """Decode ``data`` the way the Python interpreter would.
-
-    Honours a UTF-8 BOM and a ``# -*- coding: ... -*-`` cookie on the first two
-    lines; the default is UTF-8. Raises :class:`SourceError` with a 1-based
-    position when the cookie is bad or the bytes are not valid in the encoding.
-    """
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:
-        # detect_encoding also refuses first lines that are not valid UTF-8;
-        # then the bad byte, with its position, is the better message.
-        _decode(data, "utf-8")
-        raise SourceError(f"invalid source encoding declaration: {exc}", 1, 1) from None
-    # "utf-8-sig" strips the BOM; other codecs leave a decoded BOM in place.
-    return _decode(data, encoding).removeprefix("\ufeff")
 
 
 def python_text(source: str | bytes, path: str) -> str:
@@ -77,20 +50,6 @@ def editable_text(path: str, raw: bytes) -> tuple[str, Callable[[str], bytes]]:
         return notebook.text, notebook.write
     encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     return raw.decode(encoding), lambda text: text.encode(encoding)
-
-
-def _decode(data: bytes, encoding: str) -> str:
-    try:
-        return codecs.decode(data, encoding)
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        line_start = data.rfind(b"\n", 0, exc.start) + 1
-        bad = data[exc.start : exc.start + 1]
-        raise SourceError(
-            f"cannot decode byte {bad!r} as {exc.encoding}: {exc.reason}",
-            line,
-            exc.start - line_start + 1,
-        ) from None
 
 
 # CPython's own nesting limits: code past them cannot run, and libcst's parser

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ranklint.api import LintResult
+from ranklint.decoding import SourceError, decode_source
 from ranklint.faces.code_frames import format_full
 from ranklint.faces.exits import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from ranklint.faces.formatters import (
@@ -25,7 +26,6 @@ from ranklint.faces.formatters import (
     format_text,
 )
 from ranklint.faces.run_summary import fix_hint, hidden, summary_line
-from ranklint.source import SourceError, decode_source
 
 logger = logging.getLogger(__name__)
 

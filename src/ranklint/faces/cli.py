@@ -497,7 +497,7 @@ def _check_stdin(
 
 
 def _decoded(data: bytes) -> str | None:
-    from ranklint.source import SourceError, decode_source
+    from ranklint.decoding import SourceError, decode_source
 
     try:
         return decode_source(data)
