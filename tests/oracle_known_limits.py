@@ -36,11 +36,12 @@ class's idiom (``oracle.REASONS``): ``unknown-group`` (DTensor, a mesh's group,
 a ``new_group`` kept or passed, under a single-rank test), ``per-rank-keys``,
 ``state-across-calls``, ``explicit-members`` (members are judged only under a
 test of the rank itself, ``rank == 2`` or ``dist.get_rank() < 2``, not of a
-name such as ``me`` or a flag derived from the rank), ``rank-decorator`` and
-``decorator-name`` (a home-made ``rank_zero_only`` that runs on every rank,
-reported: the name is trusted), ``rank-local-exit``, ``dead-debug-flag`` (a
-module constant ``DEBUG = False`` in ``DEBUG and rank == 0``, assumed true
-where ranks can differ), ``draw-source`` (a per-rank random draw, medium only).
+name such as ``me`` or a flag derived from the rank), ``rank-local-exit``,
+``dead-debug-flag`` (a debug flag read from the environment, off in the run:
+``debug = os.environ.get(...) == "1"``), ``draw-source`` (a per-rank random
+draw, medium only). The decorator class has no entry since its decorators are
+judged by their wrapper (``analysis/project/wrappers.py``), and a module
+constant ``DEBUG = False`` decides its tests (``analysis/walk/constants.py``).
 """
 
 from __future__ import annotations
@@ -55,8 +56,6 @@ KNOWN_LIMITS: dict[tuple[int, str], tuple[str, str, str]] = {
     (1500005, "high"): ("local-exit", "missed", "draw-source"),
     (1500009, "high"): ("membership", "missed", "explicit-members"),
     (1500009, "medium"): ("membership", "missed", "explicit-members"),
-    (1500010, "high"): ("decorator", "missed", "rank-decorator"),
-    (1500010, "medium"): ("decorator", "missed", "rank-decorator"),
     (1000016, "high"): ("loop-trip", "missed", "name-only-source"),
     (1500012, "high"): ("unknown-group", "missed", "unknown-group"),
     (1500012, "medium"): ("unknown-group", "missed", "unknown-group"),
@@ -65,24 +64,14 @@ KNOWN_LIMITS: dict[tuple[int, str], tuple[str, str, str]] = {
     (1000027, "high"): ("branch", "missed", "name-only-source"),
     (1500018, "high"): ("unknown-group", "missed", "unknown-group"),
     (1500018, "medium"): ("unknown-group", "missed", "unknown-group"),
-    (1500019, "high"): ("dict-order", "missed", "per-rank-keys"),
-    (1500019, "medium"): ("dict-order", "missed", "per-rank-keys"),
     (1500021, "high"): ("membership", "missed", "explicit-members"),
     (1500021, "medium"): ("membership", "missed", "explicit-members"),
-    (1500022, "high"): ("decorator", "false-alarm", "decorator-name"),
-    (1500022, "medium"): ("decorator", "false-alarm", "decorator-name"),
     (1000028, "high"): ("mismatch", "missed", "name-only-source"),
     (1000032, "high"): ("helper", "missed", "name-only-source"),
     (1500024, "high"): ("unknown-group", "missed", "unknown-group"),
     (1500024, "medium"): ("unknown-group", "missed", "unknown-group"),
-    (1500025, "high"): ("dict-order", "missed", "per-rank-keys"),
-    (1500025, "medium"): ("dict-order", "missed", "per-rank-keys"),
-    (1500026, "high"): ("state-later", "missed", "state-across-calls"),
-    (1500026, "medium"): ("state-later", "missed", "state-across-calls"),
     (1500027, "high"): ("membership", "missed", "explicit-members"),
     (1500027, "medium"): ("membership", "missed", "explicit-members"),
-    (1500028, "high"): ("decorator", "missed", "rank-decorator"),
-    (1500028, "medium"): ("decorator", "missed", "rank-decorator"),
     (1500029, "high"): ("local-exit", "missed", "rank-local-exit"),
     (1500029, "medium"): ("local-exit", "missed", "rank-local-exit"),
     (1000036, "high"): ("early-return", "missed", "name-only-source"),
@@ -95,8 +84,6 @@ KNOWN_LIMITS: dict[tuple[int, str], tuple[str, str, str]] = {
     (1000042, "high"): ("mismatch", "missed", "name-only-source"),
     (1500036, "high"): ("unknown-group", "missed", "unknown-group"),
     (1500036, "medium"): ("unknown-group", "missed", "unknown-group"),
-    (1500037, "high"): ("dict-order", "missed", "per-rank-keys"),
-    (1500037, "medium"): ("dict-order", "missed", "per-rank-keys"),
     (1500038, "high"): ("state-later", "missed", "state-across-calls"),
     (1500038, "medium"): ("state-later", "missed", "state-across-calls"),
     (1500042, "high"): ("unknown-group", "missed", "unknown-group"),
@@ -105,33 +92,19 @@ KNOWN_LIMITS: dict[tuple[int, str], tuple[str, str, str]] = {
     (1500048, "medium"): ("unknown-group", "missed", "unknown-group"),
     (1500049, "high"): ("dict-order", "missed", "per-rank-keys"),
     (1500049, "medium"): ("dict-order", "missed", "per-rank-keys"),
-    (1500050, "high"): ("state-later", "missed", "state-across-calls"),
-    (1500050, "medium"): ("state-later", "missed", "state-across-calls"),
     (1500051, "high"): ("membership", "missed", "explicit-members"),
     (1500051, "medium"): ("membership", "missed", "explicit-members"),
     (1500053, "high"): ("local-exit", "missed", "draw-source"),
-    (1500058, "high"): ("decorator", "missed", "rank-decorator"),
-    (1500058, "medium"): ("decorator", "missed", "rank-decorator"),
     (1500059, "high"): ("local-exit", "missed", "name-only-source"),
-    (1500064, "high"): ("decorator", "missed", "rank-decorator"),
-    (1500064, "medium"): ("decorator", "missed", "rank-decorator"),
     (1500065, "high"): ("local-exit", "missed", "name-only-source"),
     (1000080, "high"): ("loop-exit", "missed", "name-only-source"),
-    (1500070, "high"): ("decorator", "missed", "rank-decorator"),
-    (1500070, "medium"): ("decorator", "missed", "rank-decorator"),
     (1500072, "high"): ("unknown-group", "missed", "unknown-group"),
     (1500072, "medium"): ("unknown-group", "missed", "unknown-group"),
     (1500075, "high"): ("membership", "missed", "explicit-members"),
     (1500075, "medium"): ("membership", "missed", "explicit-members"),
-    (1500076, "high"): ("decorator", "missed", "rank-decorator"),
-    (1500076, "medium"): ("decorator", "missed", "rank-decorator"),
     (1500079, "high"): ("dict-order", "missed", "per-rank-keys"),
     (1500079, "medium"): ("dict-order", "missed", "per-rank-keys"),
     (1500080, "high"): ("state-later", "missed", "state-across-calls"),
     (1500080, "medium"): ("state-later", "missed", "state-across-calls"),
-    (1500085, "high"): ("dict-order", "missed", "per-rank-keys"),
-    (1500085, "medium"): ("dict-order", "missed", "per-rank-keys"),
     (1000105, "high"): ("mismatch", "missed", "name-only-source"),
-    (1500094, "high"): ("decorator", "missed", "rank-decorator"),
-    (1500094, "medium"): ("decorator", "missed", "rank-decorator"),
 }

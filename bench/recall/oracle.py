@@ -1614,7 +1614,10 @@ REASONS: dict[str, str] = {
     "draw-source": (
         "the test is of a per-rank random draw (`random.random()`, `torch.rand`): medium"
     ),
-    "dead-debug-flag": "a rank test behind a debug flag that is off (`DEBUG = False`)",
+    "dead-debug-flag": (
+        "a rank test behind a debug flag read from the environment, off in the run "
+        '(`debug = os.environ.get("ORACLE_DEBUG", "0") == "1"`)'
+    ),
     "unexplained": "no known reason: read the program",
 }
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from ranklint._process import collector_paused
+from ranklint.analysis.walk.constants import module_flags
 from ranklint.analysis.walk.context import FileContext
 from ranklint.analysis.walk.recorders import FACT_RECORDERS
 from ranklint.cache import Cache
@@ -148,6 +149,7 @@ class FileLinter:
             result = self._resolve(path, module, text, walker, pending, rules)
         if not walker.errors:
             result.summary = ctx.facts.summary(ctx.names.module_imports(), is_test=ctx.is_test)
+            result.summary.flags = module_flags(module)
         return result
 
     def _resolve(

@@ -323,6 +323,9 @@ class FunctionSummary:
     elements: tuple[Taint, ...] | None = None
     # Decorator that runs the body on one rank only (``@rank_zero_only``).
     rank_only: str | None = None
+    # Each decorator as written (`main_only`, the factory of `@only_on(0)`) and its
+    # raw call target, for the project phase to read what it does.
+    decorators: tuple[tuple[str, str], ...] = ()
     name: str = ""
     # Why every call of this function is per-step code (hot-functions name,
     # `@torch.compile`, `# ranklint: hot`), or None.
@@ -356,6 +359,9 @@ class ModuleSummary:
     # Import-time group creations in a file written to be run (the rule judges
     # them in the project phase: reported only if some file imports this one).
     deferred_creations: tuple[tuple[Site, str], ...] = ()
+    # Module flags bound once to a literal and never rebound (`DEBUG = False`), with
+    # their truth: tests of them go one way in the module's own functions.
+    flags: tuple[tuple[str, bool], ...] = ()
     # The file is a test (`test-patterns`): its step loops make nothing hot.
     is_test: bool = False
 

@@ -36,6 +36,7 @@ from ranklint.analysis.project.sequences import (
     relevant,
     unknown_members,
 )
+from ranklint.analysis.project.wrappers import DecoratorJudge
 from ranklint.analysis.walk.axes import GLOBAL_AXIS
 from ranklint.analysis.walk.framework import removed_hook
 from ranklint.model.events import (
@@ -78,6 +79,7 @@ class CollectiveAnalysis:
             tuple[str, str, tuple[tuple[str, bool], ...]], tuple[CollectiveLeaf, ...]
         ] = {}
         self._active: set[tuple[str, str]] = set()
+        self._decorators = DecoratorJudge(index, self._rank_cond)
 
     def run(self) -> list[Divergence]:
         for module in self.index.summaries:
@@ -99,7 +101,8 @@ class CollectiveAnalysis:
             return ()
         self._active.add(ref.key)
         try:
-            found, _ = self._flatten(ref.function.events, ref.module, ref.function, bindings, {})
+            flags = dict(ref.module.flags)
+            found, _ = self._flatten(ref.function.events, ref.module, ref.function, bindings, flags)
         finally:
             self._active.discard(ref.key)
         out = tuple(found)
@@ -233,13 +236,13 @@ class CollectiveAnalysis:
             return  # `Trainer(devices=1)`: one process, no other rank to wait for
         if removed_hook(module, function):
             return  # a callback hook the imported Lightning never calls
-        if function.rank_only is not None:
-            cond = RankCond(function.rank_only, frozenset({GLOBAL_AXIS}), False)
+        cond = self._decorators.rank_only(module, function)
+        if cond is not None:
             hits = issued(self._relevant_leaves(function.events, module, function, cond))
             if hits:
                 self._report(Divergence(DivergenceKind.RANK_ONLY_FUNCTION, hits[0], cond))
         self._balanced = self._balanced_keys(module, context_partner(module, function))
-        self._check_block(function.events, module, function)
+        self._check_block(function.events, module, function, dict(module.flags))
 
     def _is_balanced(self, cond: Cond) -> bool:
         if cond.key in self._balanced:

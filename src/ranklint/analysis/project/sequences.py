@@ -32,6 +32,8 @@ class RankCond:
     via: str | None = None  # the project call that returned the rank value, if one did
     # The canonical keys of the test and of its operands, written out in full.
     keys: frozenset[str] = frozenset()
+    # A decorator's condition (`@main_only`): the rank test its wrapper makes.
+    wrapper_test: str | None = None
 
 
 @dataclass(frozen=True)

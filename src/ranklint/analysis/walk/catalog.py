@@ -683,9 +683,11 @@ ARGUMENT_RANK_FUNCTIONS = frozenset(
 # torch calls that make a tensor of the value they are given (`torch.tensor(float(go))`):
 # the tensor is as rank-dependent as the value, until a collective makes it equal.
 TENSOR_OF_VALUE = frozenset({"torch.tensor", "torch.as_tensor", "torch.scalar_tensor"})
-# Tensor methods that give the same value in another form (`flag.item()`, `flag.clone()`).
+# Tensor methods that give the same value in another form (`flag.item()`, `flag.clone()`),
+# and a copy of a container, with its length and order (`metrics.copy()`).
 SAME_VALUE_METHODS = frozenset(
     {
+        "copy",
         "item",
         "tolist",
         "clone",

@@ -18,9 +18,22 @@ from ranklint.model.taint import Taint
 
 # A dict batch's keys are its schema, the same on every rank (`batch.items()`).
 SCHEMA_METHODS = frozenset({"keys", "items", "values"})
-# Methods that add to or remove from a list, dict or set in place.
+# Methods that add to or remove from a list, dict or set in place. (`reverse` and `sort`
+# change the order only, which `sorted(...)` undoes: a taint has no order of its own.)
 MUTATORS = frozenset(
-    {"append", "extend", "insert", "update", "add", "setdefault", "pop", "remove", "discard"}
+    {
+        "append",
+        "extend",
+        "insert",
+        "update",
+        "add",
+        "setdefault",
+        "pop",
+        "popitem",
+        "remove",
+        "discard",
+        "clear",
+    }
 )
 
 

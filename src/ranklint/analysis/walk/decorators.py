@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ranklint.analysis.walk.names import dotted_name
+from ranklint.analysis.walk.names import NameTable, dotted_name
+from ranklint.analysis.walk.targets import call_target
 
 # Decorators that run the function on one rank only (the collective analysis judges its body
 # as under `if rank == 0:`).
@@ -36,6 +37,19 @@ def rank_only_decorator(node: cst.FunctionDef) -> str | None:
         if name is not None and _last(name) in _RANK_ONLY_DECORATORS:
             found = "@" + name
     return found
+
+
+def decorator_targets(node: cst.FunctionDef, names: NameTable) -> tuple[tuple[str, str], ...]:
+    """Each decorator of ``node`` as written and its raw call target (the factory's, for
+    ``@only_on(0)``), for the project phase to read its wrapper."""
+    found = []
+    for decorator in node.decorators:
+        callee = _callee(decorator.decorator)
+        name = dotted_name(callee)
+        target = call_target(callee, names)
+        if name is not None and target is not None:
+            found.append((name, target))
+    return tuple(found)
 
 
 def keeps_coroutine(node: cst.FunctionDef) -> bool:

@@ -1,17 +1,15 @@
 """Rank-taint: which expressions depend on the calling rank, and on which parallel axis.
 
-A value is *rank-dependent* when ranks of one group can see different values:
-``dist.get_rank()``, ``os.environ["LOCAL_RANK"]``, ``mesh["tp"].get_local_rank()``,
-``accelerator.is_main_process``, names such as ``rank`` or ``tp_rank``, and
-anything computed from them (assignments, comparisons, boolean operators,
-subscripts, attribute reads). World size, ``is_initialized()`` and config
-values are not. Calls to project functions are left open (``via``): the
-project phase decides whether they return a rank value (``is_main()`` that
-returns ``get_rank() == 0``).
+A value is *rank-dependent* when ranks of one group can see different values: ``dist.get_rank()``,
+``os.environ["LOCAL_RANK"]``, ``mesh["tp"].get_local_rank()``, ``accelerator.is_main_process``,
+names such as ``rank`` or ``tp_rank``, and anything computed from them (assignments, comparisons,
+boolean operators, subscripts, attribute reads). World size, ``is_initialized()`` and config values
+are not. Calls to project functions are left open (``via``): the project phase decides whether they
+return a rank value (``is_main()`` that returns ``get_rank() == 0``).
 
-Axes: ``tp_rank`` varies along the tensor-parallel axis only; ``rank`` along
-every axis (``"*"``). A condition on one axis cannot split a group that lies
-along another axis: every member of that group sees the same value.
+Axes: ``tp_rank`` varies along the tensor-parallel axis only; ``rank`` along every axis (``"*"``).
+A condition on one axis cannot split a group that lies along another axis: every member of that
+group sees the same value.
 """
 
 from __future__ import annotations
@@ -49,6 +47,7 @@ from ranklint.analysis.walk.containers import (
 )
 from ranklint.analysis.walk.flags import ComplementaryAssignments, RestatedFlags
 from ranklint.analysis.walk.guards import first_and_last_stage, same_on_every_rank
+from ranklint.analysis.walk.late_state import LateEnv
 from ranklint.analysis.walk.literals import index_value, string_value
 from ranklint.analysis.walk.names import NamePatterns, NameTable
 from ranklint.analysis.walk.sources import FRAMEWORK_RANK_ATTRIBUTES, source_excerpt
@@ -100,9 +99,9 @@ class _Control:
 class RankTaint:
     """Evaluates the rank-taint of expressions at the current point of the walk.
 
-    Keeps environments of local names (per function, innermost last), of
-    ``self.<attr>`` per class, and of module-level names, updated by the walker
-    as assignments are seen, in source order.
+    Keeps environments of local names (per function, innermost last), of ``self.<attr>`` per
+    class (see :mod:`ranklint.analysis.walk.late_state`), and of module-level names, updated
+    by the walker as assignments are seen, in source order.
     """
 
     def __init__(
@@ -146,6 +145,8 @@ class RankTaint:
         self._complements.append(ComplementaryAssignments())
         self._method_flags.append(method)
         self._declared.append({})
+        if method and isinstance(self._class_envs[-1], LateEnv):
+            self._class_envs[-1].enter_method()  # rank-set state may come from any call
 
     def pop_function(self) -> None:
         self._functions.pop()
@@ -155,8 +156,8 @@ class RankTaint:
         self._method_flags.pop()
         self._declared.pop()
 
-    def push_class(self) -> None:
-        self._class_envs.append({})
+    def push_class(self, env: dict[str, Taint] | None = None) -> None:
+        self._class_envs.append({} if env is None else env)
 
     def pop_class(self) -> None:
         self._class_envs.pop()
@@ -336,12 +337,10 @@ class RankTaint:
     def _bind_unpacked(
         self, target: cst.Tuple | cst.List, value: cst.Call | cst.Name, taint: Taint
     ) -> None:
-        """``rank, world = setup()``: each name gets its element of the result.
-
-        Elements of a project call's result are decided in the project phase
-        (``setup#0``). A name that looks like a rank (``rank, world_size =
-        get_dist_info()``) is one when the callee cannot tell otherwise.
-        """
+        """``rank, world = setup()``: each name gets its element of the result; a project
+        call's elements are decided in the project phase (``setup#0``), and a name that looks
+        like a rank (``rank, world_size = get_dist_info()``) is one when the callee cannot tell
+        otherwise."""
         elements = target.elements
         star = next((i for i, e in enumerate(elements) if isinstance(e, cst.StarredElement)), None)
         known = self._rank_position(value)
@@ -550,12 +549,11 @@ class RankTaint:
             called = Taint(via=frozenset({target}))
             passed = self._arguments(node, depth)
             return called | replace(passed, membership=False) if passed.share else called
-        if (
-            isinstance(func, cst.Attribute)
-            and qualified is None
-            and func.attr.value not in SCHEMA_METHODS
-        ):
+        if isinstance(func, cst.Attribute) and qualified is None:
             receiver = self.taint(func.value, depth + 1)
+            if func.attr.value in SCHEMA_METHODS:
+                # A data dict's keys are its schema; a dict filled under a rank test has its own.
+                return CLEAN if receiver.data else receiver
             # `y.unique()` of per-rank data (a batch) is per-rank data; `flag.item()` is the flag.
             if receiver.data or func.attr.value in SAME_VALUE_METHODS:
                 return receiver

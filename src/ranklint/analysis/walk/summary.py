@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ranklint.analysis.walk import decorators
 from ranklint.analysis.walk.arguments import (
     call_args,
     find_argument,
@@ -27,7 +28,6 @@ from ranklint.analysis.walk.arguments import (
 from ranklint.analysis.walk.axes import GLOBAL_AXIS, axes_of_expression
 from ranklint.analysis.walk.catalog import BACKEND_OPS, FSDP_MODULE, CallSpec, shows_backend
 from ranklint.analysis.walk.classify import CallClassifier
-from ranklint.analysis.walk.decorators import keeps_coroutine, rank_only_decorator
 from ranklint.analysis.walk.framework import (
     collective_property,
     sharded_in_place,
@@ -36,6 +36,7 @@ from ranklint.analysis.walk.framework import (
 )
 from ranklint.analysis.walk.guards import is_keyed_test, is_lazy_test, literal_comparison_subject
 from ranklint.analysis.walk.hot_markers import hot_reason, marker_label, periodic_arm
+from ranklint.analysis.walk.late_state import late_attributes
 from ranklint.analysis.walk.membership import GroupTable, rank_test
 from ranklint.analysis.walk.names import dotted_name, imported_modules, last_name
 from ranklint.analysis.walk.rank import BATCH_DATA, RankTaint
@@ -153,7 +154,7 @@ class FactsBuilder:
             # Each rank's loader yields its own batch: what is built from its
             # contents (`y.unique()`) differs per rank.
             self.rank.bind(cst.Name("batch"), BATCH_DATA)
-        summary.is_async = node.asynchronous is not None and keeps_coroutine(node)
+        summary.is_async = node.asynchronous is not None and decorators.keeps_coroutine(node)
         for param in (
             *node.params.posonly_params,
             *node.params.params,
@@ -163,7 +164,8 @@ class FactsBuilder:
                 value = literal(param.default)
                 if value != UNKNOWN:
                     summary.defaults[param.name.value] = value
-        summary.rank_only = rank_only_decorator(node)
+        summary.rank_only = decorators.rank_only_decorator(node)
+        summary.decorators = decorators.decorator_targets(node, self.rank.names)
         summary.hot, summary.hot_if_module = hot_reason(
             node, class_name, self.settings.hot_functions, self.rank.names
         )
@@ -186,7 +188,7 @@ class FactsBuilder:
                 bases.append(target)
         self.classes[qualname] = tuple(bases)
         self._names.append(node.name.value)
-        self.rank.push_class()
+        self.rank.push_class(late_attributes(node, self.rank.taint))
 
     def leave_class(self) -> None:
         self._names.pop()

@@ -255,7 +255,15 @@ def divergence_evidence(divergence: Divergence) -> Evidence:
     cond = divergence.rank_cond
     test = divergence.condition
     kind = divergence.kind
-    if kind is DivergenceKind.RANK_ONLY_FUNCTION:
+    if kind is DivergenceKind.RANK_ONLY_FUNCTION and cond.wrapper_test is not None:
+        # A decorator of the project, judged by its wrapper's rank test.
+        source = source_link(cond.sources, cond.wrapper_test)
+        guard = Link(
+            "decorator",
+            f"`{test}` calls the function only under its wrapper's test `{cond.wrapper_test}`",
+            HIGH,
+        )
+    elif kind is DivergenceKind.RANK_ONLY_FUNCTION:
         source = Link("rank-only-decorator", f"`{test}`", HIGH)
         guard = Link("decorator", f"`{test}` runs the function on one rank", HIGH)
     else:

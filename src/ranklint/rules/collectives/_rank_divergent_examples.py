@@ -385,4 +385,34 @@ VALID: tuple[str, ...] = (
                 print(model.module(batch).mean())
         dist.barrier()
     """,
+    """
+    import torch.distributed as dist
+
+
+    def rank_zero_only(fn):
+        # Named like a rank-zero guard, but its wrapper calls on every rank.
+        def wrapper(*args, **kwargs):
+            if dist.get_rank() == 0:
+                print("calling", fn.__name__)
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+
+    @rank_zero_only
+    def sync(t):
+        dist.all_reduce(t)
+    """,
+    """
+    import torch.distributed as dist
+
+    DEBUG = False
+
+
+    def step(t):
+        # A module flag bound once and never rebound: this exit is dead code.
+        if DEBUG and dist.get_rank() == 0:
+            return
+        dist.all_reduce(t)
+    """,
 )

@@ -40,7 +40,12 @@ the rank is a loop with a rank-dependent trip count), reading
 - a rank-dependent early `return`, `sys.exit()`, `continue` or `break`
   before it, or a `break` only some ranks take in the loop around it (`if
   rank == 0: break`: the other ranks go round again);
-- a decorator that runs the function on one rank only (`@rank_zero_only`);
+- a decorator that runs the function on one rank only: one of the project
+  whose wrapper calls the function only under a rank test (`if
+  dist.get_rank() == 0: return fn(...)`), whatever its name; one the run
+  cannot read (imported from a package) by its name (`@rank_zero_only`). A
+  decorator of the project whose wrapper calls the function on every rank is
+  not one, whatever its name;
 - a call, under such a condition, to a project function that issues a
   collective directly or through its callees, in this file or another file
   of the run. The message and the trace show the call chain
@@ -56,9 +61,11 @@ A value depends on the rank when it comes from `get_rank()`,
 `tp_rank`, `is_main_process`, ...), or a project function that returns one
 (`def is_main(): return dist.get_rank() == 0`), and through every binding
 form: tuple unpacking of a helper's result, element by element (`r, w =
-setup()`), `self.` attributes read in other methods, `global`/`nonlocal`,
-walrus, a dict's constant keys (`flags = {"main": rank == 0}`, then `if
-flags["main"]:`), and a tensor made of such a value (`flag =
+setup()`), `self.` attributes read in other methods (an attribute some
+method sets under a rank test depends on the rank in every method of the
+class, before or after that one, until the method assigns it itself),
+`global`/`nonlocal`, walrus, a dict's constant keys (`flags = {"main": rank
+== 0}`, then `if flags["main"]:`), and a tensor made of such a value (`flag =
 torch.tensor(float(rank == 0))`, then `flag.item()`). A value assigned
 under a rank-dependent test (`if rank == 0: stop = check()`), or computed
 in a loop over a rank's share (`files[rank::world]`, `range(rank, n,
@@ -78,7 +85,9 @@ on every path of the rest is balanced. Uniform tests decide what they
 enclose: inside `else:` of `if self.pipe_parallel:`, a method of the same
 object that tests `self.pipe_parallel` is known to skip that branch, and a
 flag passed on through several calls (`f(use_zero=self.use_zero)`, then
-`g(use_zero=use_zero)`) keeps the truth the early exit's test gave it.
+`g(use_zero=use_zero)`) keeps the truth the early exit's test gave it. So
+does a module flag bound once to a literal and never rebound (`DEBUG =
+False`): `if DEBUG and dist.get_rank() == 0: return` never returns.
 """
     why = """\
 A collective completes only when every member of its group calls it. Ranks

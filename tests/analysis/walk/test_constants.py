@@ -1,0 +1,158 @@
+"""Module flags that never change (analysis/walk/constants.py), and what the collective
+analysis makes of a rank test behind one (`if DEBUG and rank == 0: return`)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from ranklint.analysis.walk.constants import module_flags
+from tests.conftest import codes_by_line
+
+
+def _flags(source: str) -> tuple[tuple[str, bool], ...]:
+    return module_flags(cst.parse_module(textwrap.dedent(source)))
+
+
+@pytest.mark.parametrize(
+    ("value", "truth"),
+    [("False", False), ("True", True), ("None", False), ("0", False), ("1", True), ("0x10", True)],
+)
+def test_flag_bound_once_to_a_literal_has_the_literals_truth(value: str, truth: bool) -> None:
+    assert _flags(f"DEBUG = {value}\n") == (("DEBUG", truth),)
+
+
+def test_annotated_flag_counts_and_flags_are_sorted_by_name() -> None:
+    assert _flags("Z: bool = True\nA = False\n") == (("A", False), ("Z", True))
+
+
+@pytest.mark.parametrize(
+    "value", ["'yes'", "1.0", "os.environ.get('DEBUG') == '1'", "not True", "[]"]
+)
+def test_name_bound_to_anything_but_a_flag_literal_is_not_a_flag(value: str) -> None:
+    assert _flags(f"DEBUG = {value}\n") == ()
+
+
+@pytest.mark.parametrize(
+    "rebinding",
+    [
+        "DEBUG = True",
+        "DEBUG += 1",
+        "DEBUG: bool = True",
+        "for DEBUG in range(2):\n    pass",
+        "def set_debug():\n    global DEBUG\n    DEBUG = True",
+        "def f(DEBUG):\n    return DEBUG",
+        "def f():\n    DEBUG = True\n    return DEBUG",
+        "def f():\n    [x for DEBUG in range(2)]",
+        "with open('f') as DEBUG:\n    pass",
+        "from config import DEBUG",
+        "import DEBUG",
+        "import DEBUG.sub",
+        "import os as DEBUG",
+        "(DEBUG := 1)",
+        "del DEBUG",
+        "DEBUG, other = 1, 2",
+        "[DEBUG, *rest] = [1, 2]",
+        "def DEBUG():\n    pass",
+        "class DEBUG:\n    pass",
+        "def f():\n    nonlocal DEBUG",
+    ],
+)
+def test_flag_rebound_anywhere_in_the_module_is_not_a_flag(rebinding: str) -> None:
+    assert _flags(f"DEBUG = False\n{rebinding}\n") == ()
+
+
+def test_flag_inside_a_function_or_a_block_is_not_a_module_flag() -> None:
+    source = """
+        def f():
+            DEBUG = False
+            return DEBUG
+
+        if True:
+            VERBOSE = False
+        a = b = False
+        x = len([]); QUIET = False
+    """
+    assert _flags(source) == (("QUIET", False),)
+
+
+def test_other_names_bound_next_to_a_flag_leave_it_a_flag() -> None:
+    source = """
+        DEBUG = False
+        import os.path
+        for i in range(2):
+            pass
+        def f(x):
+            return x
+    """
+    assert _flags(source) == (("DEBUG", False),)
+
+
+_STEP = """
+import torch.distributed as dist
+
+DEBUG = {value}
+{rebinding}
+
+def step(t):
+    if DEBUG and dist.get_rank() == 0:
+        return
+    dist.barrier()
+"""
+
+
+def test_rank_exit_behind_a_flag_that_is_off_is_not_reported() -> None:
+    assert codes_by_line(_STEP.format(value="False", rebinding=""), only=("RNK102",)) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "rebinding"),
+    [("True", ""), ("False", "def turn_on():\n    global DEBUG\n    DEBUG = True\n")],
+)
+def test_rank_exit_behind_a_flag_that_is_on_or_changes_is_reported(
+    value: str, rebinding: str
+) -> None:
+    source = _STEP.format(value=value, rebinding=rebinding)
+    line = textwrap.dedent(source).lstrip("\n").splitlines().index("    dist.barrier()") + 1
+
+    assert codes_by_line(source, only=("RNK102",)) == [(line, "RNK102")]
+
+
+def test_collective_in_a_helper_behind_a_flag_that_is_off_is_not_reached() -> None:
+    source = """
+        import torch.distributed as dist
+
+        DEBUG = False
+
+
+        def check(t):
+            if DEBUG:
+                dist.barrier()
+
+
+        def step(t):
+            if dist.get_rank() == 0:
+                check(t)
+    """
+    assert codes_by_line(source, only=("RNK102",)) == []
+
+
+def test_collective_in_a_helper_behind_a_flag_that_is_on_is_reported_at_the_call() -> None:
+    source = """
+        import torch.distributed as dist
+
+        DEBUG = 1
+
+
+        def check(t):
+            if DEBUG:
+                dist.barrier()
+
+
+        def step(t):
+            if dist.get_rank() == 0:
+                check(t)
+    """
+    assert codes_by_line(source, only=("RNK102",)) == [(13, "RNK102")]

@@ -1,0 +1,251 @@
+"""Object state set under a rank test and read earlier in the class's source order
+(analysis/walk/late_state.py): `if step != self.last: all_reduce(...)` before
+`if dist.get_rank() == 0: self.last = step`, in the same method or another."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tests.conftest import codes_by_line
+
+_CLASS = """
+import torch.distributed as dist
+
+
+class Tracker:
+    def __init__(self):
+        self.last = -1
+
+    def push(self, step, t):
+        if step != self.last:
+            dist.all_reduce(t)  # the collective
+{setter}
+"""
+
+
+def _line(source: str, text: str) -> int:
+    lines = textwrap.dedent(source).lstrip("\n").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line)
+
+
+def _found(setter: str) -> list[tuple[int, str]]:
+    source = _CLASS.format(setter=textwrap.indent(textwrap.dedent(setter).strip("\n"), "    "))
+    return codes_by_line(source, only=("RNK102",))
+
+
+def _expected() -> list[tuple[int, str]]:
+    return [(_line(_CLASS, "# the collective"), "RNK102")]
+
+
+_RANK_SETTERS = {
+    "same-method-after-the-read": """
+            def push2(self, step, t):
+                pass
+
+            def mark(self, step):
+                if dist.get_rank() == 0:
+                    self.last = step
+    """,
+    "augmented": """
+            def mark(self, step):
+                if dist.get_rank() == 0:
+                    self.last += 1
+    """,
+    "annotated": """
+            def mark(self, step):
+                if dist.get_rank() == 0:
+                    self.last: int = step
+    """,
+    "in-a-loop-under-the-test": """
+            def mark(self, steps):
+                if dist.get_rank() == 0:
+                    for step in steps:
+                        self.last = step
+    """,
+    "test-inside-a-loop": """
+            def mark(self, steps):
+                for step in steps:
+                    if dist.get_rank() == 0:
+                        self.last = step
+    """,
+    "test-inside-a-with": """
+            def mark(self, step, lock):
+                with lock:
+                    if dist.get_rank() == 0:
+                        self.last = step
+    """,
+    "test-inside-a-handler": """
+            def mark(self, step):
+                try:
+                    pass
+                except ValueError:
+                    if dist.get_rank() == 0:
+                        self.last = step
+    """,
+    "test-inside-a-finally": """
+            def mark(self, step):
+                try:
+                    pass
+                finally:
+                    if dist.get_rank() == 0:
+                        self.last = step
+    """,
+    "test-inside-a-loops-else": """
+            def mark(self, steps):
+                for step in steps:
+                    pass
+                else:
+                    if dist.get_rank() == 0:
+                        self.last = 0
+    """,
+    "in-a-try-under-the-test": """
+            def mark(self, step):
+                if dist.get_rank() == 0:
+                    try:
+                        self.last = step
+                    except ValueError:
+                        pass
+    """,
+    "in-a-nested-if": """
+            def mark(self, step, ok):
+                if dist.get_rank() == 0:
+                    if ok:
+                        self.last = step
+    """,
+    "in-an-elif-arm": """
+            def mark(self, step):
+                if dist.get_rank() == 0:
+                    self.last = step
+                elif dist.get_rank() == 1:
+                    self.last = step + 1
+    """,
+    "one-of-two-targets": """
+            def mark(self, step):
+                if dist.get_rank() == 0:
+                    self.other = self.last = step
+    """,
+}
+
+
+@pytest.mark.parametrize("setter", sorted(_RANK_SETTERS))
+def test_attribute_set_under_a_rank_test_later_in_the_class_makes_an_earlier_read_rank_dependent(
+    setter: str,
+) -> None:
+    assert _found(_RANK_SETTERS[setter]) == _expected()
+
+
+def test_attribute_set_in_the_same_method_after_the_read_is_found() -> None:
+    source = """
+        import torch.distributed as dist
+
+
+        class Tracker:
+            def __init__(self):
+                self.last = -1
+
+            def push(self, step, t):
+                if step != self.last:
+                    dist.all_reduce(t)
+                if dist.get_rank() == 0:
+                    self.last = step
+    """
+    assert codes_by_line(source, only=("RNK102",)) == [(10, "RNK102")]
+
+
+_UNIFORM_SETTERS = {
+    "both-arms": """
+            def mark(self, step):
+                if dist.get_rank() == 0:
+                    self.last = step
+                else:
+                    self.last = step
+    """,
+    "uniform-test": """
+            def mark(self, step):
+                if dist.get_world_size() > 1:
+                    self.last = step
+    """,
+    "every-rank": """
+            def mark(self, step):
+                self.last = step
+    """,
+    "a-local-not-the-attribute": """
+            def mark(self, step):
+                if dist.get_rank() == 0:
+                    last = step
+                    other.last = step
+    """,
+    "a-nested-function": """
+            def mark(self, step):
+                def later():
+                    if dist.get_rank() == 0:
+                        self.last = step
+                return later
+    """,
+    "a-nested-class": """
+            class Inner:
+                def mark(self, step):
+                    if dist.get_rank() == 0:
+                        self.last = step
+    """,
+    "a-rank-test-that-assigns-nothing": """
+            def mark(self, step):
+                if dist.get_rank() == 0:
+                    print(step)
+                    self.last.append(step)
+    """,
+}
+
+
+@pytest.mark.parametrize("setter", sorted(_UNIFORM_SETTERS))
+def test_attribute_set_alike_on_every_rank_leaves_the_read_uniform(setter: str) -> None:
+    assert _found(_UNIFORM_SETTERS[setter]) == []
+
+
+def test_rank_set_attribute_of_one_class_leaves_another_classs_attribute_uniform() -> None:
+    source = """
+        import torch.distributed as dist
+
+
+        class Setter:
+            def mark(self, step):
+                if dist.get_rank() == 0:
+                    self.last = step
+
+
+        class Reader:
+            def __init__(self):
+                self.last = -1
+
+            def push(self, step, t):
+                if step != self.last:
+                    dist.all_reduce(t)
+    """
+    assert codes_by_line(source, only=("RNK102",)) == []
+
+
+def test_late_attribute_is_rank_dependent_again_in_each_method_until_it_assigns_it() -> None:
+    source = """
+        import torch.distributed as dist
+
+
+        class Tracker:
+            def __init__(self):
+                self.last = -1
+
+            def reset(self):
+                self.last = -1
+                if self.last < 0:
+                    dist.barrier()
+
+            def check(self):
+                if self.last < 0:
+                    dist.barrier()
+
+            def mark(self, step):
+                if dist.get_rank() == 0:
+                    self.last = step
+    """
+    assert codes_by_line(source, only=("RNK102",)) == [(15, "RNK102")]
