@@ -257,6 +257,21 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("runtime/report.py", "runtime/stacks.py"),
         ("tests/runtime/test_report.py",),
     ),
+    # Decorators read through their wrapper, module flags, state a method sets
+    # under a rank test (the oracle's decorator, local-exit and state-later classes).
+    "late_facts": (
+        (
+            "analysis/project/wrappers.py",
+            "analysis/walk/constants.py",
+            "analysis/walk/late_state.py",
+        ),
+        (
+            "tests/analysis/project/test_wrappers.py",
+            "tests/analysis/walk/test_constants.py",
+            "tests/analysis/walk/test_late_state.py",
+            "tests/analysis/walk/test_container_views.py",
+        ),
+    ),
     # Jupyter notebooks read as Python and written back, and their cell placement.
     "notebooks": (
         ("notebook.py", "places.py"),

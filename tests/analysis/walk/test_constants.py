@@ -55,6 +55,7 @@ def test_name_bound_to_anything_but_a_flag_literal_is_not_a_flag(value: str) -> 
         "del DEBUG",
         "DEBUG, other = 1, 2",
         "[DEBUG, *rest] = [1, 2]",
+        "first, *DEBUG = [1, 2]",
         "def DEBUG():\n    pass",
         "class DEBUG:\n    pass",
         "def f():\n    nonlocal DEBUG",

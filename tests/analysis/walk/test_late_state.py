@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 
+from ranklint import Config, lint_source
 from tests.conftest import codes_by_line
 
 _CLASS = """
@@ -15,6 +16,10 @@ import torch.distributed as dist
 
 
 class Tracker:
+    # Class-level statements before the methods.
+    limit = 2
+    name: str = "tracker"
+
     def __init__(self):
         self.last = -1
 
@@ -120,6 +125,40 @@ _RANK_SETTERS = {
                     self.last = step
                 elif dist.get_rank() == 1:
                     self.last = step + 1
+    """,
+    "one-line-test": """
+            def mark(self, step):
+                if dist.get_rank() == 0: self.last = step
+    """,
+    "then-a-nested-if": """
+            def mark(self, step, ok):
+                if dist.get_rank() == 0:
+                    self.last = step
+                    if ok:
+                        pass
+    """,
+    "then-a-loop": """
+            def mark(self, step, steps):
+                if dist.get_rank() == 0:
+                    self.last = step
+                    for _ in steps:
+                        pass
+    """,
+    "in-a-try-with-a-finally": """
+            def mark(self, step):
+                if dist.get_rank() == 0:
+                    try:
+                        self.last = step
+                    finally:
+                        pass
+    """,
+    "in-a-loop-with-an-else": """
+            def mark(self, steps):
+                if dist.get_rank() == 0:
+                    for step in steps:
+                        self.last = step
+                    else:
+                        pass
     """,
     "one-of-two-targets": """
             def mark(self, step):
@@ -249,3 +288,28 @@ def test_late_attribute_is_rank_dependent_again_in_each_method_until_it_assigns_
                     self.last = step
     """
     assert codes_by_line(source, only=("RNK102",)) == [(15, "RNK102")]
+
+
+def test_attribute_set_under_two_rank_tests_keeps_the_surest_source() -> None:
+    source = """
+        import torch.distributed as dist
+
+
+        class Tracker:
+            def push(self, step, t):
+                if step != self.last:
+                    dist.all_reduce(t)
+
+            def mark(self, step):
+                if dist.get_rank() == 0:
+                    self.last = step
+
+            def mark_again(self, step, rank):
+                if rank == 0:
+                    self.last = step
+    """
+    config = Config(select=("RNK102",), confidence="low")
+
+    (finding,) = lint_source(textwrap.dedent(source), "tracker.py", config).findings
+
+    assert (finding.line, finding.confidence.value) == (8, "high")

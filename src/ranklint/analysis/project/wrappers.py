@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 
 from ranklint.analysis.project.callgraph import FunctionRef, ProjectIndex
 from ranklint.analysis.project.sequences import RankCond
@@ -40,20 +40,17 @@ _RANK_WORDS = re.compile(r"rank|main|master|leader|local|zero|primary|chief", re
 
 
 class Calls(enum.Enum):
-    """How a wrapper calls the function it wraps."""
+    """How a wrapper calls the function it wraps, where no rank test guards it."""
 
     EVERY_RANK = "every-rank"  # at least once with no test before it
-    RANK_TESTED = "rank-tested"  # only under (or after an exit on) a rank test
     UNKNOWN = "unknown"  # under a test the run cannot judge, or never
 
 
-@dataclass(frozen=True)
-class Verdict:
-    calls: Calls
-    test: RankCond | None = None  # RANK_TESTED: the wrapper's first rank test
+# Only under (or after an exit on) a rank test: the wrapper's first such test.
+Verdict = RankCond | Calls
 
 
-def wrapped_calls(index: ProjectIndex, ref: FunctionRef, rank_of: RankOf) -> Verdict:
+def wrapped_calls(ref: FunctionRef, rank_of: RankOf) -> Verdict:
     """How the decorator ``ref`` (or, for a factory, the decorator it returns) calls
     the function given to it: through the functions nested in it that call the
     first parameter of an enclosing one."""
@@ -72,11 +69,10 @@ def wrapped_calls(index: ProjectIndex, ref: FunctionRef, rank_of: RankOf) -> Ver
             if wrapper.qualname.startswith(owner.qualname + "."):
                 _collect(wrapper.events, target, None, guards, module, wrapper, rank_of)
     if not guards or any(guard is Calls.UNKNOWN for guard in guards):
-        return Verdict(Calls.UNKNOWN)
+        return Calls.UNKNOWN
     if any(guard is None for guard in guards):
-        return Verdict(Calls.EVERY_RANK)
-    first = next(guard for guard in guards if isinstance(guard, RankCond))
-    return Verdict(Calls.RANK_TESTED, first)
+        return Calls.EVERY_RANK
+    return next(guard for guard in guards if isinstance(guard, RankCond))
 
 
 def _collect(
@@ -151,19 +147,11 @@ class DecoratorJudge:
                 continue
             verdict = self._verdicts.get(ref.key)
             if verdict is None:
-                verdict = wrapped_calls(self.index, ref, self.rank_of)
-                self._verdicts[ref.key] = verdict
-            test = verdict.test
-            if test is not None and by_name != "@" + written:
-                return RankCond(
-                    "@" + written,
-                    test.axes,
-                    test.membership,
-                    test.rank_test,
-                    test.sources,
-                    wrapper_test=test.text,
-                )
-            if verdict.calls is Calls.EVERY_RANK and by_name == "@" + written:
+                verdict = self._verdicts[ref.key] = wrapped_calls(ref, self.rank_of)
+            if isinstance(verdict, RankCond) and by_name != "@" + written:
+                # The wrapper's test, with its evidence, written as the decorator.
+                return replace(verdict, text="@" + written, wrapper_test=verdict.text)
+            if verdict is Calls.EVERY_RANK and by_name == "@" + written:
                 by_name = None  # named like a rank-zero guard, but it calls on every rank
         if by_name is None:
             return None

@@ -70,8 +70,7 @@ def _bound_names(node: cst.CSTNode) -> list[str]:
     if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Param)):
         return [node.name.value]
     if isinstance(node, cst.ImportAlias) and node.asname is None:
-        # `import a.b` binds `a`.
-        return [(cst.helpers.get_full_name_for_node(node.name) or "").split(".")[0]]
+        return [node.evaluated_name.split(".")[0]]  # `import a.b` binds `a`
     if isinstance(node, (cst.Global, cst.Nonlocal)):
         return [item.name.value for item in node.names]
     if isinstance(node, cst.Del):
@@ -83,7 +82,6 @@ def _target_names(node: cst.BaseExpression) -> list[str]:
     if isinstance(node, cst.Name):
         return [node.value]
     if isinstance(node, (cst.Tuple, cst.List)):
+        # An element's value: the name, also for a starred one (`first, *rest = ...`).
         return [name for element in node.elements for name in _target_names(element.value)]
-    if isinstance(node, cst.StarredElement):
-        return _target_names(node.value)
     return []

@@ -38,15 +38,13 @@ class LateEnv(dict[str, Taint]):
 
     def enter_method(self) -> None:
         for name, taint in self.late.items():
-            self[name] = self.get(name, CLEAN) | taint
+            self[name] = self[name] | taint
 
 
-def late_attributes(
-    node: cst.ClassDef, taint_of: Callable[[cst.BaseExpression], Taint]
-) -> LateEnv | None:
+def late_attributes(node: cst.ClassDef, taint_of: Callable[[cst.BaseExpression], Taint]) -> LateEnv:
     """The attributes ``node``'s methods assign under a rank-dependent ``if`` test
     (with that test's taint, by ``taint_of``: the walk's, where the class begins),
-    as the class's starting environment; None if none."""
+    as the class's starting environment."""
     late: dict[str, Taint] = {}
     for statement in _body(node.body):
         if not isinstance(statement, cst.FunctionDef):
@@ -57,11 +55,14 @@ def late_attributes(
                 continue
             for name in _assigned(arm) - _assigned(other):
                 late[name] = late.get(name, CLEAN) | taint
-    return LateEnv(late) if late else None
+    return LateEnv(late)
 
 
 def _body(block: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
-    return block.body if isinstance(block, cst.IndentedBlock) else ()
+    if isinstance(block, cst.IndentedBlock):
+        return block.body
+    # `if rank == 0: self.last = step` on one line.
+    return [cst.SimpleStatementLine(body=block.body)]
 
 
 def _ifs(
