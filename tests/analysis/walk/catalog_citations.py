@@ -64,6 +64,13 @@ CONFIRMED: dict[str, tuple[str, ...]] = {
     "DTensor.redistribute": (
         f"{_FILE}::test_redistribute_issues_a_collective_unless_the_placement_stays",
     ),
+    "torch.nn.utils.clip_grad_norm_": (
+        f"{_FSDP}::test_torch_clip_grad_norm_function_on_fsdp2_dtensor_grads_all_reduces",
+        f"{_FSDP}::test_torch_clip_grad_norm_function_on_fsdp1_flat_parameters_issues_none",
+    ),
+    "torch.distributed.tensor.DTensor.from_local": (
+        f"{_FILE}::test_from_local_checks_the_local_tensors_only_with_run_check",
+    ),
     "torch.distributed.tensor.distribute_module": (
         f"{_FILE}::test_distribute_module_broadcasts_each_parameter_from_rank_zero",
     ),

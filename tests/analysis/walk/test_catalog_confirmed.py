@@ -177,6 +177,28 @@ def test_redistribute_issues_a_collective_unless_the_placement_stays(
     assert one_log(run_logged(case, WORLD)) == expected
 
 
+@pytest.mark.parametrize(
+    ("placement", "run_check", "expected"),
+    [
+        (Replicate(), True, ["all_gather", "all_gather", "broadcast"]),
+        (Shard(0), True, ["all_gather", "all_gather"]),
+        (Replicate(), False, []),
+        (Shard(0), None, []),
+    ],
+    ids=["replicate-checked", "shard-checked", "replicate-unchecked", "shard-default"],
+)
+def test_from_local_checks_the_local_tensors_only_with_run_check(
+    probe: Probe, placement: Placement, run_check: bool | None, expected: OpLog
+) -> None:
+    def case(rank: int, world_size: int) -> OpLog:
+        mesh = _mesh(world_size)
+        options = {} if run_check is None else {"run_check": run_check}
+        local = torch.ones(2)
+        return probe.call(lambda: DTensor.from_local(local, mesh, [placement], **options))
+
+    assert one_log(run_logged(case, WORLD)) == expected
+
+
 def test_dtensor_to_local_and_repr_issue_none(probe: Probe) -> None:
     def case(rank: int, world_size: int) -> OpLog:
         tensor = _dtensor(world_size, Shard(0))

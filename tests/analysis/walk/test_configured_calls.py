@@ -164,14 +164,14 @@ def test_sharding_calls_number_the_calls_in_source_order() -> None:
 
 _INIT_FROM_RANK0 = """
     import torch.distributed as dist
-    from torch.distributed.checkpoint.state_dict import get_model_state_dict
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
     from torch.distributed.fsdp import fully_shard
 
 
     def init(model):
         full = {}
         if dist.get_rank() == 0:
-            full = get_model_state_dict(model)
+            full = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True))
         SHARD
         dist.barrier()
 """
@@ -192,6 +192,68 @@ def test_rnk102_on_a_state_dict_read_after_the_module_is_sharded_reports_it() ->
 def test_rnk102_on_a_state_dict_read_of_a_module_sharded_elsewhere_reports_it() -> None:
     source = _INIT_FROM_RANK0.replace("SHARD", "fully_shard(other)")
     assert codes_by_line(source, select=SELECT) == [(9, "RNK102")]
+
+
+_OPTIONS = """
+    import torch.distributed as dist
+    from torch.distributed.checkpoint.state_dict import (
+        StateDictOptions,
+        get_model_state_dict,
+        set_model_state_dict,
+    )
+    from torch.distributed.fsdp import fully_shard
+    WRAP
+
+
+    def save(model, state):
+        fully_shard(model)
+        if dist.get_rank() == 0:
+            CALL
+        dist.barrier()
+"""
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "get_model_state_dict(model)",
+        "get_model_state_dict(model, options=StateDictOptions(cpu_offload=True))",
+        "get_model_state_dict(model, options=None)",
+        "set_model_state_dict(model, state)",
+        "get_model_state_dict(model, options=StateDictOptions(full_state_dict=False))",
+    ],
+)
+def test_rnk102_on_a_state_dict_function_with_sharded_options_on_fsdp2_is_silent(
+    call: str,
+) -> None:
+    source = _OPTIONS.replace("CALL", call).replace("    WRAP\n", "")
+    assert findings_of(source, select=SELECT) == []
+
+
+@pytest.mark.parametrize(
+    ("call", "wrap"),
+    [
+        ("get_model_state_dict(model, options=StateDictOptions(full_state_dict=True))", ""),
+        ("set_model_state_dict(model, state, options=StateDictOptions(full_state_dict=True))", ""),
+        ("get_model_state_dict(model, options=opts)", ""),
+        ("set_model_state_dict(model, state, options=StateDictOptions(full_state_dict=f))", ""),
+        (
+            "set_model_state_dict(model, state, options=StateDictOptions(broadcast_from_rank0=1))",
+            "",
+        ),
+        (
+            "get_model_state_dict(model)",
+            "from torch.distributed.fsdp import FullyShardedDataParallel",
+        ),
+        ("set_model_state_dict(model, state)", "FSDP(net)"),
+    ],
+)
+def test_rnk102_on_a_state_dict_function_that_communicates_as_configured_reports_it(
+    call: str, wrap: str
+) -> None:
+    source = _OPTIONS.replace("CALL", call).replace("WRAP", wrap)
+    line = textwrap.dedent(source).lstrip("\n").splitlines().index("        " + call) + 1
+    assert codes_by_line(source, select=SELECT) == [(line, "RNK102")]
 
 
 _TURNS = """
@@ -546,3 +608,56 @@ def test_gathered_parameters_on_one_rank_is_reported_where_the_file_configures_z
     source = _GATHERED.replace("CONFIG", config or "pass")
 
     assert codes_by_line(source, select=SELECT) == expected
+
+
+_FROM_LOCAL = """
+    import torch.distributed as dist
+    from torch.distributed.tensor import DTensor, Replicate
+
+
+    def wrap(t, mesh):
+        if dist.get_rank() == 0:
+            out = DTensor.from_local(t, mesh, [Replicate()]ARGS)
+        dist.barrier()
+"""
+
+
+def test_rnk102_on_from_local_with_run_check_on_one_rank_reports_it() -> None:
+    source = _FROM_LOCAL.replace("ARGS", ", run_check=True")
+    assert codes_by_line(source, select=SELECT) == [(7, "RNK102")]
+
+
+@pytest.mark.parametrize("args", ["", ", run_check=False"])
+def test_rnk102_on_from_local_without_run_check_is_silent(args: str) -> None:
+    assert findings_of(_FROM_LOCAL.replace("ARGS", args), select=SELECT) == []
+
+
+_CLIP = """
+    import torch
+    import torch.distributed as dist
+    WRAP
+
+
+    def step(model):
+        if dist.get_rank() == 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        dist.barrier()
+"""
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        "from torch.distributed.fsdp import fully_shard",
+        "from torch.distributed.tensor.parallel import parallelize_module",
+    ],
+)
+def test_rnk102_on_clip_grad_norm_in_a_file_that_makes_dtensors_reports_it(wrap: str) -> None:
+    assert codes_by_line(_CLIP.replace("WRAP", wrap), select=SELECT) == [(8, "RNK102")]
+
+
+@pytest.mark.parametrize(
+    "wrap", ["", "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP"]
+)
+def test_rnk102_on_clip_grad_norm_of_plain_or_fsdp1_parameters_is_silent(wrap: str) -> None:
+    assert findings_of(_CLIP.replace("WRAP", wrap), select=SELECT) == []

@@ -251,6 +251,36 @@ _DTENSOR: tuple[CallSpec, ...] = (
         methods=("redistribute",),
         implicit_group=True,
     ),
+    # The norm of DTensor gradients (FSDP2, tensor parallel) is all-reduced: measured
+    # on 2 threaded ranks; on plain and FSDP1 (flat) parameters it is local. Counts
+    # only in a file that makes DTensors.
+    CallSpec(
+        "torch.nn.utils.clip_grad_norm_",
+        CallKind.COLLECTIVE,
+        (
+            "torch.nn.utils.clip_grad_norm_",
+            "torch.nn.utils.clip_grad.clip_grad_norm_",
+            "torch.nn.utils.get_total_norm",
+            "torch.nn.utils.clip_grad.get_total_norm",
+        ),
+        implicit_group=True,
+        requires=r"\bfully_shard\b|\bparallelize_module\b|\bdistribute_tensor\b",
+        requires_file=True,
+    ),
+    # Checks that the ranks' local tensors agree with the placements: measured on
+    # 2 threaded ranks, it all-gathers their shapes and strides (and broadcasts a
+    # replica from rank 0); local with the default `run_check=False`.
+    CallSpec(
+        "DTensor.from_local",
+        CallKind.COLLECTIVE,
+        (
+            "torch.distributed.tensor.DTensor.from_local",
+            "torch.distributed.tensor._api.DTensor.from_local",
+            "torch.distributed._tensor.DTensor.from_local",
+        ),
+        implicit_group=True,
+        requires=r"run_check\s*=\s*True",
+    ),
     # Both distribute the module's parameters from rank 0 (`src_data_rank=0` by
     # default): measured on 2 threaded ranks (tests/analysis/walk/
     # test_catalog_confirmed.py), distribute_module broadcasts each parameter
@@ -327,6 +357,18 @@ STATE_DICT_FUNCTIONS = (
 # nothing to gather (measured on gloo: rank 0 alone takes the full state dict
 # of a plain module and the ranks meet at the next barrier).
 _STATE_DICT_GETTERS = frozenset(STATE_DICT_FUNCTIONS[:3])
+# With the default options they are local on FSDP2 (sharded state dicts, read and
+# written in place) and on plain modules; they communicate with
+# `full_state_dict=True` (getters all-gather, setters scatter each tensor),
+# `broadcast_from_rank0=True`, and on FSDP1 by default (all measured on 2
+# threaded ranks: test_catalog_confirmed.py, test_catalog_confirmed_fsdp.py).
+# Looked for in the whole file; options passed in from elsewhere count too.
+STATE_DICT_COMMUNICATES = (
+    r"full_state_dict\s*=\s*(?!False\b)"
+    r"|broadcast_from_rank0\s*=\s*(?!False\b)"
+    r"|\boptions\s*=\s*(?!StateDictOptions\b|None\b)[A-Za-z_]"
+    r"|FullyShardedDataParallel|\bFSDP\("
+)
 
 _CHECKPOINTING: tuple[CallSpec, ...] = (
     *(
@@ -344,6 +386,8 @@ _CHECKPOINTING: tuple[CallSpec, ...] = (
             CallKind.COLLECTIVE,
             (f"{_DCP}.state_dict.{name}",),
             sharded_only=name in _STATE_DICT_GETTERS,
+            requires=STATE_DICT_COMMUNICATES,
+            requires_file=True,
         )
         for name in STATE_DICT_FUNCTIONS
     ),
