@@ -10,7 +10,10 @@ API and condition, the collectives it issued and what the catalog says:
 - ``local``: it issues none and the catalog has no row;
 - ``MISSING``: it issues collectives and the catalog has no row;
 - ``OVER``: the catalog has a row, but under this condition it issues none
-  (the row may still be right for the conditions it is meant for).
+  (the row may still be right for the conditions it is meant for);
+- ``configured``: it issues none, and the catalog's row counts only where a
+  file spells a configuration (``CallSpec.requires``) that this condition, as a
+  file would spell it, does not.
 
 Exit code 0 (a report, not a gate); ``tests/analysis/walk/test_catalog_confirmed*.py``
 are the gate for the rows the catalog has.
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 import warnings
@@ -62,6 +66,9 @@ class Case:
     body: Body
     qualified: str | None = None  # looked up by qualified name
     method: tuple[str, str] | None = None  # or as (method, receiver name)
+    # How a file would spell this condition, for a row that counts only where its
+    # configuration is spelled out (`CallSpec.requires`): `run_check=True`.
+    spelled: str | None = None
 
 
 @dataclass(frozen=True)
@@ -142,12 +149,14 @@ def _tensor_cases() -> list[Case]:
             "default (run_check=False)",
             lambda p, r, w: _from_local(p, w, check=False),
             f"{full}.DTensor.from_local",
+            spelled="DTensor.from_local(t, mesh, [Replicate()])",
         ),
         Case(
             "DTensor.from_local",
             "run_check=True",
             lambda p, r, w: _from_local(p, w, check=True),
             f"{full}.DTensor.from_local",
+            spelled="DTensor.from_local(t, mesh, [Replicate()], run_check=True)",
         ),
         Case("DTensor.to_local", "Shard(0)", lambda p, r, w: _on_dtensor(p, w, "to_local")),
         Case("DTensor.__repr__", "Shard(0)", lambda p, r, w: _on_dtensor(p, w, "__repr__")),
@@ -433,6 +442,7 @@ def _checkpoint_cases(directory: Path) -> list[Case]:
                 condition,
                 _state_dict_body(name, options, sharded),
                 f"{state}.{name}",
+                spelled=_spelled_options(options),
             )
             for name in ("get_model_state_dict", "get_optimizer_state_dict")
             for condition, options, sharded in (
@@ -448,6 +458,7 @@ def _checkpoint_cases(directory: Path) -> list[Case]:
                 condition,
                 _state_dict_body(name, options, sharded),
                 f"{state}.{name}",
+                spelled=_spelled_options(options),
             )
             for name in ("set_model_state_dict", "set_optimizer_state_dict")
             for condition, options, sharded in (
@@ -457,6 +468,16 @@ def _checkpoint_cases(directory: Path) -> list[Case]:
             )
         ),
     ]
+
+
+def _spelled_options(options: Any) -> str:
+    """The options as a file would pass them (`fully_shard` is in the file either way)."""
+    if options is None:
+        return "fully_shard(model); get_model_state_dict(model)"
+    fields = ", ".join(
+        f"{name}=True" for name in ("full_state_dict", "cpu_offload") if getattr(options, name)
+    )
+    return f"fully_shard(model); options=StateDictOptions({fields})"
 
 
 def _load(probe: Probe, directory: Path) -> OpLog:
@@ -501,7 +522,15 @@ def _row(case: Case) -> catalog.CallSpec | None:
     return None
 
 
-def _verdict(ops: OpLog, row: catalog.CallSpec | None) -> str:
+def _verdict(ops: OpLog, row: catalog.CallSpec | None, spelled: str | None = None) -> str:
+    configured_out = (
+        row is not None
+        and row.requires is not None
+        and spelled is not None
+        and re.search(row.requires, spelled) is None
+    )
+    if configured_out:
+        return "MISSING" if ops else "configured"
     if ops and row is not None:
         return "confirmed"
     if ops:
@@ -526,7 +555,7 @@ def sweep(world_size: int = 2) -> list[Outcome]:
                 continue
             ops = logs[0]
             same = all(log == ops for log in logs)
-            verdict = _verdict(ops, row) if same else "ranks differ"
+            verdict = _verdict(ops, row, case.spelled) if same else "ranks differ"
             outcomes.append(Outcome(case.api, case.condition, tuple(ops), name, verdict))
     return outcomes
 
