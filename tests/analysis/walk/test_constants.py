@@ -11,9 +11,31 @@ import pytest
 from ranklint.analysis.walk.constants import module_flags
 from tests.conftest import codes_by_line
 
+_TESTED = ("A", "Z", "DEBUG", "QUIET", "VERBOSE")
+
 
 def _flags(source: str) -> tuple[tuple[str, bool], ...]:
-    return module_flags(cst.parse_module(textwrap.dedent(source)))
+    """The flags of ``source`` followed by a function whose tests read every name."""
+    tests = "".join(f"    if {name}:\n        pass\n" for name in _TESTED)
+    return module_flags(cst.parse_module(textwrap.dedent(source) + "\ndef f():\n" + tests))
+
+
+@pytest.mark.parametrize(
+    ("test", "expected"),
+    [
+        ("if DEBUG and rank == 0:", (("DEBUG", False),)),
+        ("elif DEBUG:", (("DEBUG", False),)),
+        ("x = DEBUG and 1", ()),
+        ("# if DEBUG:", ()),
+        ("if DEBUGGING:", ()),
+    ],
+)
+def test_flag_counts_only_where_an_if_test_names_it(test: str, expected: tuple) -> None:
+    source = f"DEBUG = False\nif rank:\n    pass\n{test}\n    pass\n"
+    if test.startswith(("x", "#")):
+        source = f"DEBUG = False\n{test}\n"
+
+    assert module_flags(cst.parse_module(source)) == expected
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,10 @@ The project phase takes each flag's truth as known in the module's own
 functions (:mod:`ranklint.analysis.project.divergences`), so that code behind a
 flag that is off is not reported as reached by some ranks.
 
-A name counts only when the module binds it exactly once, at its top level, to
+Only a flag that some ``if``/``elif`` test of the module names is looked at;
+for those the module is read once more, for every name it binds (an
+on-demand reading, as ``docs/dev/architecture.md`` lists). A name counts
+only when the module binds it exactly once, at its top level, to
 a literal ``True``, ``False``, ``None`` or integer, and binds it nowhere else in
 any scope (no ``global`` rebinding, no parameter, loop target, import or local
 of the same name). Another module can still assign ``mod.DEBUG = True``; code
@@ -15,6 +18,7 @@ behind such a flag is off as the module is written, which is what is judged.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import libcst as cst
@@ -34,6 +38,14 @@ def module_flags(module: cst.Module) -> tuple[tuple[str, bool], ...]:
             found = _flag_assignment(small)
             if found is not None:
                 candidates[found[0]] = found[1]
+    # Only a flag some test reads can decide anything: the whole module is read
+    # again (for its bindings) only for those, which few files have.
+    text = module.code if candidates else ""
+    candidates = {
+        name: truth
+        for name, truth in candidates.items()
+        if re.search(rf"^[ \t]*(?:el)?if\b[^\n]*\b{re.escape(name)}\b", text, re.MULTILINE)
+    }
     if not candidates:
         return ()
     bound = Counter(name for node in iter_nodes(module) for name in _bound_names(node))
