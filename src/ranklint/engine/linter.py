@@ -149,7 +149,7 @@ class FileLinter:
             result = self._resolve(path, module, text, walker, pending, rules)
         if not walker.errors:
             result.summary = ctx.facts.summary(ctx.names.module_imports(), is_test=ctx.is_test)
-            result.summary.flags = module_flags(module)
+            result.summary.flags = module_flags(module, text)
         return result
 
     def _resolve(

@@ -17,7 +17,8 @@ _TESTED = ("A", "Z", "DEBUG", "QUIET", "VERBOSE")
 def _flags(source: str) -> tuple[tuple[str, bool], ...]:
     """The flags of ``source`` followed by a function whose tests read every name."""
     tests = "".join(f"    if {name}:\n        pass\n" for name in _TESTED)
-    return module_flags(cst.parse_module(textwrap.dedent(source) + "\ndef f():\n" + tests))
+    text = textwrap.dedent(source) + "\ndef f():\n" + tests
+    return module_flags(cst.parse_module(text), text)
 
 
 @pytest.mark.parametrize(
@@ -35,7 +36,7 @@ def test_flag_counts_only_where_an_if_test_names_it(test: str, expected: tuple) 
     if test.startswith(("x", "#")):
         source = f"DEBUG = False\n{test}\n"
 
-    assert module_flags(cst.parse_module(source)) == expected
+    assert module_flags(cst.parse_module(source), source) == expected
 
 
 @pytest.mark.parametrize(

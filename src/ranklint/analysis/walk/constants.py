@@ -28,8 +28,9 @@ from ranklint.syntax import iter_nodes
 _FLAG_VALUES = {"True": True, "False": False, "None": False}
 
 
-def module_flags(module: cst.Module) -> tuple[tuple[str, bool], ...]:
-    """(name, truth) of each flag of ``module`` that nothing rebinds, sorted by name."""
+def module_flags(module: cst.Module, text: str) -> tuple[tuple[str, bool], ...]:
+    """(name, truth) of each flag of ``module`` (whose source is ``text``) that nothing
+    rebinds, sorted by name."""
     candidates: dict[str, bool] = {}
     for statement in module.body:
         if not isinstance(statement, cst.SimpleStatementLine):
@@ -40,7 +41,6 @@ def module_flags(module: cst.Module) -> tuple[tuple[str, bool], ...]:
                 candidates[found[0]] = found[1]
     # Only a flag some test reads can decide anything: the whole module is read
     # again (for its bindings) only for those, which few files have.
-    text = module.code if candidates else ""
     candidates = {
         name: truth
         for name, truth in candidates.items()
