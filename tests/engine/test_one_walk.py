@@ -2,12 +2,13 @@
 
 A rule that needs a whole function reads the nodes the walk kept for it
 (``analysis/walk/function_nodes.py``); one that needs a name defined further
-down decides in ``leave_Module`` from what it recorded. Four readings of the
+down decides in ``leave_Module`` from what it recorded. Three readings of the
 whole module remain, each on demand and documented in ``docs/dev/architecture.md``:
 the module-level groups of written-out ranks (``created_groups``, not into
-functions, once per file that passes such a group by name), the bindings of
-a module whose ``if`` tests read a module flag (``module_flags``), libcst's
-scope analysis for modules with a wildcard import, and nothing else.
+functions, once per file that passes such a group by name), libcst's scope
+analysis for modules with a wildcard import, and nothing else. (Module flags
+read a module's statements, not its expressions, and only where an ``if``
+test names a flag: ``analysis/walk/constants.py``.)
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from tests.conftest import REPO_ROOT
 # (module of the caller, function) of the whole-module readings that stay.
 _ON_DEMAND = {
     ("ranklint.analysis.walk.membership", "created_groups"),
-    ("ranklint.analysis.walk.constants", "module_flags"),
     ("ranklint.analysis.walk.wildcards", "wildcard_names"),
 }
 

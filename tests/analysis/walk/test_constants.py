@@ -68,7 +68,6 @@ def test_name_bound_to_anything_but_a_flag_literal_is_not_a_flag(value: str) -> 
         "def set_debug():\n    global DEBUG\n    DEBUG = True",
         "def f(DEBUG):\n    return DEBUG",
         "def f():\n    DEBUG = True\n    return DEBUG",
-        "def f():\n    [x for DEBUG in range(2)]",
         "with open('f') as DEBUG:\n    pass",
         "from config import DEBUG",
         "import DEBUG",
@@ -100,6 +99,31 @@ def test_flag_inside_a_function_or_a_block_is_not_a_module_flag() -> None:
         x = len([]); QUIET = False
     """
     assert _flags(source) == (("QUIET", False),)
+
+
+@pytest.mark.parametrize(
+    "rebinding",
+    [
+        "def f():\n    return [x for DEBUG in range(2)]",
+        "def f(*DEBUG):\n    pass",
+        "def f(**DEBUG):\n    pass",
+        "def f(*, DEBUG):\n    pass",
+        "def f(DEBUG, /):\n    pass",
+        "try:\n    pass\nexcept ValueError as DEBUG:\n    pass",
+        "with a as (DEBUG, b):\n    pass",
+        "from config import x as DEBUG",
+        "if x:\n    pass\nelse:\n    DEBUG = 1",
+        "if x:\n    pass\nelif y:\n    DEBUG = 1",
+        "while x:\n    pass\nelse:\n    DEBUG = 1",
+        "try:\n    pass\nfinally:\n    DEBUG = 1",
+        "try:\n    pass\nexcept ValueError:\n    DEBUG = 1",
+        "class C:\n    def f(self):\n        global DEBUG",
+        "for x in y: DEBUG = 1",
+    ],
+)
+def test_flag_rebound_by_any_statement_form_is_not_a_flag(rebinding: str) -> None:
+    expected = () if "for DEBUG in" not in rebinding else (("DEBUG", False),)
+    assert _flags(f"DEBUG = False\n{rebinding}\n") == expected
 
 
 def test_other_names_bound_next_to_a_flag_leave_it_a_flag() -> None:

@@ -7,8 +7,8 @@ functions (:mod:`ranklint.analysis.project.divergences`), so that code behind a
 flag that is off is not reported as reached by some ranks.
 
 Only a flag that some ``if``/``elif`` test of the module names is looked at;
-for those the module is read once more, for every name it binds (an
-on-demand reading, as ``docs/dev/architecture.md`` lists). A name counts
+for those the module's statements (not its expressions) are read once more,
+for the names they bind. A name counts
 only when the module binds it exactly once, at its top level, to
 a literal ``True``, ``False``, ``None`` or integer, and binds it nowhere else in
 any scope (no ``global`` rebinding, no parameter, loop target, import or local
@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
-
-from ranklint.syntax import iter_nodes
 
 _FLAG_VALUES = {"True": True, "False": False, "None": False}
 
@@ -48,8 +47,14 @@ def module_flags(module: cst.Module, text: str) -> tuple[tuple[str, bool], ...]:
     }
     if not candidates:
         return ()
-    bound = Counter(name for node in iter_nodes(module) for name in _bound_names(node))
-    return tuple(sorted((name, truth) for name, truth in candidates.items() if bound[name] == 1))
+    bound = Counter(_bindings(module.body))
+    return tuple(
+        sorted(
+            (name, truth)
+            for name, truth in candidates.items()
+            if bound[name] == 1 and not re.search(rf"\b{re.escape(name)}\s*:=", text)
+        )
+    )
 
 
 def _flag_assignment(node: cst.BaseSmallStatement) -> tuple[str, bool] | None:
@@ -69,25 +74,71 @@ def _flag_assignment(node: cst.BaseSmallStatement) -> tuple[str, bool] | None:
     return None
 
 
-def _bound_names(node: cst.CSTNode) -> list[str]:
-    """The names ``node`` binds (or declares global, which lets a function rebind them)."""
-    if isinstance(node, cst.AssignTarget):
-        return _target_names(node.target)
-    if isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-        return _target_names(node.target)
-    if isinstance(node, (cst.For, cst.CompFor)):
-        return _target_names(node.target)
-    if isinstance(node, (cst.AsName, cst.NamedExpr)):
-        return _target_names(node.name if isinstance(node, cst.AsName) else node.target)
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Param)):
-        return [node.name.value]
-    if isinstance(node, cst.ImportAlias) and node.asname is None:
-        return [node.evaluated_name.split(".")[0]]  # `import a.b` binds `a`
-    if isinstance(node, (cst.Global, cst.Nonlocal)):
-        return [item.name.value for item in node.names]
-    if isinstance(node, cst.Del):
-        return _target_names(node.target)
-    return []
+def _bindings(statements: Sequence[cst.BaseStatement]) -> Iterator[str]:
+    """The names ``statements`` bind, or declare global (which lets a function rebind
+    them), read from the statements alone: a comprehension's targets are its own."""
+    for statement in statements:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                yield from _small_bindings(small)
+            continue
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            yield statement.name.value
+        if isinstance(statement, cst.FunctionDef):
+            params = statement.params
+            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+                yield param.name.value
+            for star in (params.star_arg, params.star_kwarg):
+                if isinstance(star, cst.Param):
+                    yield star.name.value
+        elif isinstance(statement, cst.For):
+            yield from _target_names(statement.target)
+        elif isinstance(statement, cst.With):
+            for item in statement.items:
+                if item.asname is not None:
+                    yield from _target_names(item.asname.name)
+        elif isinstance(statement, cst.Try):
+            for handler in statement.handlers:
+                if handler.name is not None:
+                    yield from _target_names(handler.name.name)
+        yield from _bindings(_blocks(statement))
+
+
+def _small_bindings(small: cst.BaseSmallStatement) -> Iterator[str]:
+    if isinstance(small, cst.Assign):
+        for target in small.targets:
+            yield from _target_names(target.target)
+    elif isinstance(small, (cst.AnnAssign, cst.AugAssign, cst.Del)):
+        yield from _target_names(small.target)
+    elif isinstance(small, (cst.Global, cst.Nonlocal)):
+        yield from (item.name.value for item in small.names)
+    elif isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(
+        small.names, cst.ImportStar
+    ):
+        for alias in small.names:
+            if alias.asname is not None:
+                yield from _target_names(alias.asname.name)
+            else:
+                yield alias.evaluated_name.split(".")[0]  # `import a.b` binds `a`
+
+
+def _blocks(statement: cst.BaseStatement) -> list[cst.BaseStatement]:
+    """The statements of every block under a compound statement."""
+    out: list[cst.BaseStatement] = []
+    for block in (
+        getattr(statement, "body", None),
+        *(handler.body for handler in getattr(statement, "handlers", ())),
+        getattr(getattr(statement, "orelse", None), "body", None),
+        getattr(getattr(statement, "finalbody", None), "body", None),
+    ):
+        if isinstance(block, cst.IndentedBlock):
+            out += block.body
+        elif isinstance(block, cst.SimpleStatementSuite):
+            out.append(cst.SimpleStatementLine(body=block.body))
+    orelse = getattr(statement, "orelse", None)
+    if isinstance(orelse, cst.If):
+        out.append(orelse)
+    return out
 
 
 def _target_names(node: cst.BaseExpression) -> list[str]:
