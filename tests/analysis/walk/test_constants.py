@@ -114,6 +114,7 @@ def test_flag_inside_a_function_or_a_block_is_not_a_module_flag() -> None:
         "from config import x as DEBUG",
         "if x:\n    pass\nelse:\n    DEBUG = 1",
         "if x:\n    pass\nelif y:\n    DEBUG = 1",
+        "if x:\n    pass\nelif y:\n    pass\nelse:\n    DEBUG = 1",
         "while x:\n    pass\nelse:\n    DEBUG = 1",
         "try:\n    pass\nfinally:\n    DEBUG = 1",
         "try:\n    pass\nexcept ValueError:\n    DEBUG = 1",

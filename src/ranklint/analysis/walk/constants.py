@@ -101,7 +101,8 @@ def _bindings(statements: Sequence[cst.BaseStatement]) -> Iterator[str]:
             for handler in statement.handlers:
                 if handler.name is not None:
                     yield from _target_names(handler.name.name)
-        yield from _bindings(_blocks(statement))
+        if isinstance(statement, cst.BaseCompoundStatement):
+            yield from _bindings(_blocks(statement))
 
 
 def _small_bindings(small: cst.BaseSmallStatement) -> Iterator[str]:
@@ -122,11 +123,11 @@ def _small_bindings(small: cst.BaseSmallStatement) -> Iterator[str]:
                 yield alias.evaluated_name.split(".")[0]  # `import a.b` binds `a`
 
 
-def _blocks(statement: cst.BaseStatement) -> list[cst.BaseStatement]:
+def _blocks(statement: cst.BaseCompoundStatement) -> list[cst.BaseStatement]:
     """The statements of every block under a compound statement."""
     out: list[cst.BaseStatement] = []
     for block in (
-        getattr(statement, "body", None),
+        statement.body,
         *(handler.body for handler in getattr(statement, "handlers", ())),
         getattr(getattr(statement, "orelse", None), "body", None),
         getattr(getattr(statement, "finalbody", None), "body", None),
