@@ -120,6 +120,13 @@ def test_flag_inside_a_function_or_a_block_is_not_a_module_flag() -> None:
         "try:\n    pass\nexcept ValueError:\n    DEBUG = 1",
         "class C:\n    def f(self):\n        global DEBUG",
         "for x in y: DEBUG = 1",
+        "try:\n    DEBUG = 1\nfinally:\n    pass",
+        "for x in y:\n    DEBUG = 1\nelse:\n    pass",
+        "match x:\n    case 1:\n        DEBUG = 1",
+        "match x:\n    case [DEBUG]:\n        pass",
+        "match x:\n    case {'a': 1, **DEBUG}:\n        pass",
+        "match x:\n    case [1, *DEBUG]:\n        pass",
+        "match x:\n    case int() as DEBUG:\n        pass",
     ],
 )
 def test_flag_rebound_by_any_statement_form_is_not_a_flag(rebinding: str) -> None:

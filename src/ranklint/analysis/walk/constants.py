@@ -24,6 +24,8 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
+from ranklint.syntax import iter_nodes
+
 _FLAG_VALUES = {"True": True, "False": False, "None": False}
 
 
@@ -97,12 +99,34 @@ def _bindings(statements: Sequence[cst.BaseStatement]) -> Iterator[str]:
             for item in statement.items:
                 if item.asname is not None:
                     yield from _target_names(item.asname.name)
+        elif isinstance(statement, cst.Match):
+            for case in statement.cases:
+                yield from _captures(case.pattern)
         elif isinstance(statement, cst.Try):
             for handler in statement.handlers:
                 if handler.name is not None:
                     yield from _target_names(handler.name.name)
         if isinstance(statement, cst.BaseCompoundStatement):
             yield from _bindings(_blocks(statement))
+
+
+def _captures(pattern: cst.MatchPattern) -> Iterator[str]:
+    """The names a `case` pattern binds (`[x, *rest]`, `{**extra}`, `int() as n`)."""
+    for node in iter_nodes(pattern):
+        if isinstance(node, (cst.MatchAs, cst.MatchStar)):
+            name = node.name
+        elif isinstance(node, cst.MatchMapping):
+            name = node.rest
+        else:
+            continue
+        if name is not None:
+            yield name.value
+
+
+def _suite(block: cst.BaseSuite) -> list[cst.BaseStatement]:
+    if isinstance(block, cst.IndentedBlock):
+        return list(block.body)
+    return [cst.SimpleStatementLine(body=block.body)]  # `if x: y = 1` on one line
 
 
 def _small_bindings(small: cst.BaseSmallStatement) -> Iterator[str]:
@@ -126,16 +150,17 @@ def _small_bindings(small: cst.BaseSmallStatement) -> Iterator[str]:
 def _blocks(statement: cst.BaseCompoundStatement) -> list[cst.BaseStatement]:
     """The statements of every block under a compound statement."""
     out: list[cst.BaseStatement] = []
+    if isinstance(statement, cst.Match):
+        # A `match` has no body of its own: its cases have.
+        return [line for case in statement.cases for line in _suite(case.body)]
     for block in (
         statement.body,
         *(handler.body for handler in getattr(statement, "handlers", ())),
         getattr(getattr(statement, "orelse", None), "body", None),
         getattr(getattr(statement, "finalbody", None), "body", None),
     ):
-        if isinstance(block, cst.IndentedBlock):
-            out += block.body
-        elif isinstance(block, cst.SimpleStatementSuite):
-            out.append(cst.SimpleStatementLine(body=block.body))
+        if block is not None:
+            out += _suite(block)
     orelse = getattr(statement, "orelse", None)
     if isinstance(orelse, cst.If):
         out.append(orelse)
