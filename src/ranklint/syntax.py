@@ -176,3 +176,32 @@ def target_name(node: cst.BaseExpression) -> str:
     if isinstance(node, cst.Attribute):
         return node.attr.value
     return ""
+
+
+def suite_statements(block: cst.BaseSuite) -> list[cst.BaseStatement]:
+    """The statements of a block; a one-line block (`if x: y = 1`) as one line."""
+    if isinstance(block, cst.IndentedBlock):
+        return list(block.body)
+    assert isinstance(block, cst.SimpleStatementSuite)
+    return [cst.SimpleStatementLine(body=block.body)]
+
+
+def block_statements(statement: cst.BaseCompoundStatement) -> list[cst.BaseStatement]:
+    """The statements of every block under a compound statement: its body, a
+    ``try``'s handlers, its ``else`` and ``finally``, an ``elif`` as one statement,
+    and a ``match``'s cases (which it has instead of a body)."""
+    if isinstance(statement, cst.Match):
+        return [line for case in statement.cases for line in suite_statements(case.body)]
+    out: list[cst.BaseStatement] = []
+    for block in (
+        statement.body,
+        *(handler.body for handler in getattr(statement, "handlers", ())),
+        getattr(getattr(statement, "orelse", None), "body", None),
+        getattr(getattr(statement, "finalbody", None), "body", None),
+    ):
+        if block is not None:
+            out += suite_statements(block)
+    orelse = getattr(statement, "orelse", None)
+    if isinstance(orelse, cst.If):
+        out.append(orelse)
+    return out

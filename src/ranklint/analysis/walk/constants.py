@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
-from ranklint.syntax import iter_nodes
+from ranklint.syntax import block_statements, iter_nodes
 
 _FLAG_VALUES = {"True": True, "False": False, "None": False}
 
@@ -107,7 +107,7 @@ def _bindings(statements: Sequence[cst.BaseStatement]) -> Iterator[str]:
                 if handler.name is not None:
                     yield from _target_names(handler.name.name)
         if isinstance(statement, cst.BaseCompoundStatement):
-            yield from _bindings(_blocks(statement))
+            yield from _bindings(block_statements(statement))
 
 
 def _captures(pattern: cst.MatchPattern) -> Iterator[str]:
@@ -121,12 +121,6 @@ def _captures(pattern: cst.MatchPattern) -> Iterator[str]:
             continue
         if name is not None:
             yield name.value
-
-
-def _suite(block: cst.BaseSuite) -> list[cst.BaseStatement]:
-    if isinstance(block, cst.IndentedBlock):
-        return list(block.body)
-    return [cst.SimpleStatementLine(body=block.body)]  # `if x: y = 1` on one line
 
 
 def _small_bindings(small: cst.BaseSmallStatement) -> Iterator[str]:
@@ -145,26 +139,6 @@ def _small_bindings(small: cst.BaseSmallStatement) -> Iterator[str]:
                 yield from _target_names(alias.asname.name)
             else:
                 yield alias.evaluated_name.split(".")[0]  # `import a.b` binds `a`
-
-
-def _blocks(statement: cst.BaseCompoundStatement) -> list[cst.BaseStatement]:
-    """The statements of every block under a compound statement."""
-    out: list[cst.BaseStatement] = []
-    if isinstance(statement, cst.Match):
-        # A `match` has no body of its own: its cases have.
-        return [line for case in statement.cases for line in _suite(case.body)]
-    for block in (
-        statement.body,
-        *(handler.body for handler in getattr(statement, "handlers", ())),
-        getattr(getattr(statement, "orelse", None), "body", None),
-        getattr(getattr(statement, "finalbody", None), "body", None),
-    ):
-        if block is not None:
-            out += _suite(block)
-    orelse = getattr(statement, "orelse", None)
-    if isinstance(orelse, cst.If):
-        out.append(orelse)
-    return out
 
 
 def _target_names(node: cst.BaseExpression) -> list[str]:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 import libcst as cst
 
 from ranklint.model.taint import CLEAN, Taint
+from ranklint.syntax import block_statements, suite_statements
 
 
 class LateEnv(dict[str, Taint]):
@@ -46,23 +47,16 @@ def late_attributes(node: cst.ClassDef, taint_of: Callable[[cst.BaseExpression],
     (with that test's taint, by ``taint_of``: the walk's, where the class begins),
     as the class's starting environment."""
     late: dict[str, Taint] = {}
-    for statement in _body(node.body):
+    for statement in suite_statements(node.body):
         if not isinstance(statement, cst.FunctionDef):
             continue
-        for test, arm, other in _ifs(_body(statement.body)):
+        for test, arm, other in _ifs(suite_statements(statement.body)):
             taint = taint_of(test)
             if not taint.rank:
                 continue
             for name in _assigned(arm) - _assigned(other):
                 late[name] = late.get(name, CLEAN) | taint
     return LateEnv(late)
-
-
-def _body(block: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
-    if isinstance(block, cst.IndentedBlock):
-        return block.body
-    # `if rank == 0: self.last = step` on one line.
-    return [cst.SimpleStatementLine(body=block.body)]
 
 
 def _ifs(
@@ -72,13 +66,13 @@ def _ifs(
     functions or classes): its test, its body, and its ``else``/``elif`` chain."""
     for statement in statements:
         if isinstance(statement, cst.If):
-            arm = list(_body(statement.body))
+            arm = suite_statements(statement.body)
             other = _orelse(statement)
             yield statement.test, arm, other
             yield from _ifs(arm)
             yield from _ifs(other)
         elif isinstance(statement, (cst.For, cst.While, cst.With, cst.Try)):
-            yield from _ifs(_blocks(statement))
+            yield from _ifs(block_statements(statement))
 
 
 def _orelse(statement: cst.If) -> list[cst.BaseStatement]:
@@ -86,22 +80,8 @@ def _orelse(statement: cst.If) -> list[cst.BaseStatement]:
     if isinstance(orelse, cst.If):
         return [orelse]
     if isinstance(orelse, cst.Else):
-        return list(_body(orelse.body))
+        return suite_statements(orelse.body)
     return []
-
-
-def _blocks(statement: cst.For | cst.While | cst.With | cst.Try) -> list[cst.BaseStatement]:
-    """The statements of every block of a loop, ``with`` or ``try``."""
-    out = list(_body(statement.body))
-    if isinstance(statement, cst.Try):
-        for handler in statement.handlers:
-            out += _body(handler.body)
-        if statement.finalbody is not None:
-            out += _body(statement.finalbody.body)
-    orelse = getattr(statement, "orelse", None)
-    if orelse is not None:
-        out += _body(orelse.body)
-    return out
 
 
 def _assigned(statements: Sequence[cst.BaseStatement]) -> set[str]:
@@ -111,10 +91,8 @@ def _assigned(statements: Sequence[cst.BaseStatement]) -> set[str]:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 names.update(_targets(small))
-        elif isinstance(statement, cst.If):
-            names |= _assigned(_body(statement.body)) | _assigned(_orelse(statement))
-        elif isinstance(statement, (cst.For, cst.While, cst.With, cst.Try)):
-            names |= _assigned(_blocks(statement))
+        elif isinstance(statement, (cst.If, cst.For, cst.While, cst.With, cst.Try)):
+            names |= _assigned(block_statements(statement))
     return names
 
 

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import GlobalScope, MetadataWrapper, Scope, ScopeProvider
 
+from ranklint.syntax import suite_statements
+
 
 @dataclass(frozen=True)
 class WildcardNames:
@@ -165,7 +167,7 @@ def _binds_certainly(statement: cst.BaseStatement) -> set[str]:
     if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
         return {statement.name.value}
     if isinstance(statement, cst.With):
-        return _certainly_bound(_statements(statement.body))
+        return _certainly_bound(suite_statements(statement.body))
     if isinstance(statement, cst.If):
         if statement.orelse is None:
             return set()
@@ -173,27 +175,20 @@ def _binds_certainly(statement: cst.BaseStatement) -> set[str]:
         orelse = (
             _binds_certainly(other)
             if isinstance(other, cst.If)
-            else _certainly_bound(_statements(other.body))
+            else _certainly_bound(suite_statements(other.body))
         )
-        return _certainly_bound(_statements(statement.body)) & orelse
+        return _certainly_bound(suite_statements(statement.body)) & orelse
     if isinstance(statement, cst.Try):
-        completed = _certainly_bound(_statements(statement.body))
+        completed = _certainly_bound(suite_statements(statement.body))
         if statement.orelse is not None:
-            completed |= _certainly_bound(_statements(statement.orelse.body))
+            completed |= _certainly_bound(suite_statements(statement.orelse.body))
         for handler in statement.handlers:
-            completed &= _certainly_bound(_statements(handler.body))
+            completed &= _certainly_bound(suite_statements(handler.body))
         if statement.finalbody is not None:
-            completed |= _certainly_bound(_statements(statement.finalbody.body))
+            completed |= _certainly_bound(suite_statements(statement.finalbody.body))
         return completed
     # Loops may run no iteration; a match may match no case; TryStar is rare.
     return set()
-
-
-def _statements(block: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
-    if isinstance(block, cst.IndentedBlock):
-        return block.body
-    assert isinstance(block, cst.SimpleStatementSuite)
-    return [cst.SimpleStatementLine(body=block.body)]
 
 
 class _Binder(cst.CSTVisitor):
