@@ -135,6 +135,9 @@ class Collective:
     # A call that communicates only under a sharding backend, in a file that
     # configures or tests for one (see catalog.SHARDING_BACKEND_SHOWN).
     backend_shown: bool = False
+    # A device mesh's group (`g = mesh.get_group()`): its members are the ranks that
+    # shard together, not known here, but never one global rank alone.
+    mesh_group: bool = False
 
 
 @dataclass(slots=True)

@@ -11,7 +11,6 @@ from ranklint.analysis.walk.membership import (
     GroupTable,
     created_groups,
     names_the_rank,
-    rank_test,
     splits,
     written_ranks,
 )
@@ -72,44 +71,6 @@ def test_group_table_prefers_the_function_s_own_name_to_the_module_s() -> None:
     assert table.members(cst.Name("H"), None) is None
     assert table.members(cst.parse_expression("self.G"), None) is None
     assert table.members(None, None) is None
-
-
-def _test(text: str) -> tuple[str, int] | None:
-    global_ranks = {"rank", "dist.get_rank()"}
-    return rank_test(
-        cst.parse_expression(text),
-        lambda node: cst.Module([]).code_for_node(node) in global_ranks,
-    )
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("dist.get_rank() == 2", ("==", 2)),
-        ("rank != 0", ("!=", 0)),
-        ("rank < 2", ("<", 2)),
-        ("rank <= 2", ("<=", 2)),
-        ("rank > 2", (">", 2)),
-        ("rank >= 2", (">=", 2)),
-        ("2 > rank", ("<", 2)),
-        ("2 <= rank", (">=", 2)),
-        ("0 == rank", ("==", 0)),
-        ("not rank == 0", ("!=", 0)),
-        ("not rank < 2", (">=", 2)),
-        ("not not rank > 1", (">", 1)),
-        ("tp_rank == 0", None),
-        ("rank == n", None),
-        ("n == rank", None),
-        ("rank in (0, 3)", None),
-        ("0 <= rank < 2", None),
-        ("rank", None),
-        ("rank == 0 and flag", None),
-    ],
-)
-def test_rank_test_reads_a_comparison_of_the_global_rank_with_a_number(
-    text: str, expected: tuple[str, int] | None
-) -> None:
-    assert _test(text) == expected
 
 
 @pytest.mark.parametrize(
@@ -243,8 +204,3 @@ def test_names_the_rank_reads_the_rank_itself_not_a_value_derived_from_it(
     text: str, expected: bool
 ) -> None:
     assert names_the_rank(cst.parse_expression(text)) is expected
-
-
-def test_rank_test_of_a_flag_derived_from_the_rank_is_none() -> None:
-    assert rank_test(cst.parse_expression("x == 1"), lambda node: True) is None
-    assert rank_test(cst.parse_expression("1 == x"), lambda node: True) is None

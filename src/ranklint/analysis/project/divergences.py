@@ -550,7 +550,8 @@ class CollectiveAnalysis:
                     cond.text,
                     axes,
                     taint.membership or membership,
-                    cond.rank_test,
+                    # A test of what a project call returns: of the global rank only if so.
+                    cond.rank_test if GLOBAL_AXIS in axes else None,
                     taint.sources | sources,
                     via=target,
                     keys=keys,

@@ -67,6 +67,8 @@ class CollectiveLeaf:
     reduce_op: str | None = None
     # See Collective.backend_shown.
     backend_shown: bool = False
+    # See Collective.mesh_group.
+    mesh_group: bool = False
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -118,6 +120,7 @@ def leaf_of(event: Collective, path: str) -> CollectiveLeaf:
         members=event.members,
         reduce_op=event.reduce_op,
         backend_shown=event.backend_shown,
+        mesh_group=event.mesh_group,
     )
 
 
@@ -166,7 +169,7 @@ def relevant(leaf: CollectiveLeaf, cond: RankCond) -> bool:
         # trainer's rank 0 and its inference engines). A framework's own group (a
         # DTensor's mesh) spans the ranks that shard the object: one global rank
         # that takes a side alone does not reach it alone (see alone_on_its_side).
-        return leaf.group is None and one_rank_test(cond)
+        return (leaf.group is None or leaf.mesh_group) and one_rank_test(cond)
     if not leaf.group_axes or GLOBAL_AXIS in cond.axes:
         return True  # the default group, or a condition on the global rank
     return bool(cond.axes & leaf.group_axes)

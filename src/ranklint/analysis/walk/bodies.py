@@ -26,6 +26,8 @@ import re
 
 import libcst as cst
 
+from ranklint.analysis.walk.definitions import single_definitions
+from ranklint.analysis.walk.literals import string_value
 from ranklint.analysis.walk.membership import created_groups
 from ranklint.analysis.walk.names import NameTable, dotted_name, last_name
 from ranklint.syntax import iter_nodes, source_text
@@ -172,7 +174,34 @@ class FunctionScan:
     @functools.cached_property
     def groups(self) -> dict[str, frozenset[int] | None]:
         """Names bound to groups of written-out ranks (see analysis.walk.membership)."""
-        return {} if self._function is None else created_groups(self._function.body, self._names)
+        if self._function is None:
+            return {}
+        return created_groups(self._function.body, self._names, self)
+
+    @functools.cached_property
+    def _definitions(self) -> dict[str, cst.BaseExpression]:
+        return {} if self._function is None else single_definitions(self._function, self.text)
+
+    def definition(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The value a name the function binds once is bound to, or a constant key's
+        value in a dict bound so (see analysis.walk.definitions); None otherwise."""
+        if isinstance(node, cst.Name):
+            return self._definitions.get(node.value)
+        if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name)):
+            return None
+        whole = self._definitions.get(node.value.value)
+        part = node.slice[0].slice if len(node.slice) == 1 else None
+        if not isinstance(whole, cst.Dict) or not isinstance(part, cst.Index):
+            return None
+        key = string_value(part.value)
+        matches = [
+            element.value
+            for element in whole.elements
+            if not isinstance(element, cst.DictElement)
+            or (key is not None and string_value(element.key) == key)
+        ]
+        # A `**rest` spread may hold the key too: only a key written once counts.
+        return matches[0] if len(matches) == 1 and key is not None else None
 
     @functools.cached_property
     def text(self) -> str:

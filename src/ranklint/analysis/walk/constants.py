@@ -49,7 +49,7 @@ def module_flags(module: cst.Module, text: str) -> tuple[tuple[str, bool], ...]:
     }
     if not candidates:
         return ()
-    bound = Counter(_bindings(module.body))
+    bound = Counter(bindings(module.body))
     return tuple(
         sorted(
             (name, truth)
@@ -76,7 +76,7 @@ def _flag_assignment(node: cst.BaseSmallStatement) -> tuple[str, bool] | None:
     return None
 
 
-def _bindings(statements: Sequence[cst.BaseStatement]) -> Iterator[str]:
+def bindings(statements: Sequence[cst.BaseStatement]) -> Iterator[str]:
     """The names ``statements`` bind, or declare global (which lets a function rebind
     them), read from the statements alone: a comprehension's targets are its own."""
     for statement in statements:
@@ -107,7 +107,7 @@ def _bindings(statements: Sequence[cst.BaseStatement]) -> Iterator[str]:
                 if handler.name is not None:
                     yield from _target_names(handler.name.name)
         if isinstance(statement, cst.BaseCompoundStatement):
-            yield from _bindings(block_statements(statement))
+            yield from bindings(block_statements(statement))
 
 
 def _captures(pattern: cst.MatchPattern) -> Iterator[str]:

@@ -7,18 +7,35 @@ each member of such a group; the collective diverges when the members do not
 all take the same arm. Tests that every member passes alike (`rank >= 2`)
 or that only non-members pass are not a hang (a non-member's collective on
 the group returns at once).
+
+The test is read through what the function binds once
+(:mod:`ranklint.analysis.walk.definitions`): ``me = dist.get_rank()``, ``x = 1
+if me == 2 else 0`` then ``if x:``, ``flags = {"main": me == 2}`` then ``if
+flags["main"]:``, and ``ranks = [2, 3]`` then ``new_group(ranks)``; through
+``and``/``or`` with one rank-dependent operand; and with the rank offset by a
+literal (``me + 1 < 2``). ``rank == world_size - 1`` is a test of one rank
+too, though its number is not known.
+
+Groups whose make-up a function shows otherwise: ``new_group()`` or
+``new_group(list(range(world_size)))`` holds every rank (the default group's
+judgement applies), and ``mesh.get_group()`` is a device mesh's group, which
+one global rank never makes alone (judged as a DTensor's mesh is, see
+analysis.project.sequences.relevant).
 """
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Callable
+from typing import Protocol
 
 import libcst as cst
 
-from ranklint.analysis.walk.literals import int_value
+from ranklint.analysis.walk.axes import GLOBAL_AXIS
+from ranklint.analysis.walk.literals import int_value, string_value
 from ranklint.analysis.walk.names import NameTable, dotted_name
-from ranklint.syntax import iter_nodes
+from ranklint.model.taint import Taint
+from ranklint.syntax import boolean_operands, iter_nodes
 
 _NEW_GROUP = frozenset(
     {"torch.distributed.new_group", "torch.distributed.distributed_c10d.new_group"}
@@ -42,13 +59,17 @@ _COMPARE: dict[str, Callable[[int, int], bool]] = {
     ">": operator.gt,
     ">=": operator.ge,
 }
-RankTest = tuple[str, int]
+# (operator, number): a literal number, or the text of a value every rank shares.
+RankTest = tuple[str, int | str]
 
 
-def created_groups(node: cst.CSTNode, names: NameTable) -> dict[str, frozenset[int] | None]:
+def created_groups(
+    node: cst.CSTNode, names: NameTable, scan: Definitions | None = None
+) -> dict[str, frozenset[int] | None]:
     """Names that ``node`` (a function's body, or a module) binds to ``new_group`` of
     literal ranks: name -> the ranks, or None where the name is bound more than once
-    or to anything else as well."""
+    or to anything else as well. ``scan``: the function's names bound once, for a
+    list of ranks kept in one (`ranks = [2, 3]`)."""
     found: dict[str, frozenset[int] | None] = {}
     # (`into_functions=None` would read as False: not mutated.)
     for current in iter_nodes(node, into_functions=False):  # pragma: no mutate
@@ -57,7 +78,7 @@ def created_groups(node: cst.CSTNode, names: NameTable) -> dict[str, frozenset[i
         for target in current.targets:
             if isinstance(target.target, cst.Name):
                 name = target.target.value
-                ranks = _literal_ranks(current.value, names)
+                ranks = _literal_ranks(current.value, names, scan)
                 found[name] = ranks if name not in found else None
     return found
 
@@ -85,18 +106,80 @@ class GroupTable:
         return self._module_groups.get(group.value)
 
 
-def _literal_ranks(value: cst.BaseExpression, names: NameTable) -> frozenset[int] | None:
-    if not isinstance(value, cst.Call) or names.resolve(value.func) not in _NEW_GROUP:
+# How a group argument was made (see made_group).
+EVERY_RANK = "every-rank"
+MESH_GROUP = "mesh-group"
+
+
+def made_group(group: cst.BaseExpression, scan: Definitions | None, names: NameTable) -> str | None:
+    """How the group ``group`` names was made, where the function shows it (itself,
+    or a name it binds once): :data:`EVERY_RANK` for ``new_group()`` of no ranks or
+    of ``range(world_size)``; :data:`MESH_GROUP` for a device mesh's ``get_group()``,
+    whose members are the ranks that shard together (one global rank does not
+    make such a group alone); None otherwise."""
+    made = scan.definition(group) if scan is not None and isinstance(group, cst.Name) else None
+    node = group if made is None else made
+    if not isinstance(node, cst.Call):
         return None
-    ranks = next(
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value == "get_group":
+        return MESH_GROUP
+    if names.resolve(node.func) not in _NEW_GROUP:
+        return None
+    ranks = _ranks_argument(node)
+    if ranks is None:
+        return EVERY_RANK
+    if isinstance(ranks, cst.Call) and dotted_name(ranks.func) == "list" and len(ranks.args) == 1:
+        ranks = ranks.args[0].value
+    if not (isinstance(ranks, cst.Call) and dotted_name(ranks.func) == "range"):
+        return None
+    bound = ranks.args[0].value if len(ranks.args) == 1 else None
+    return EVERY_RANK if bound is not None and _world_size(bound, names) else None
+
+
+def group_made(
+    group: cst.BaseExpression | None,
+    axes: frozenset[str] | None,
+    scan: Definitions | None,
+    names: NameTable,
+) -> tuple[frozenset[str] | None, bool]:
+    """(axes, whether a device mesh's group) of a collective's group argument whose
+    axes are ``axes`` as read from its text: a group of every rank (see
+    :func:`made_group`) is the default group's (no axis), and a mesh's group is
+    told apart; any other group keeps ``axes``."""
+    if axes is not None or group is None:
+        return axes, False
+    made = made_group(group, scan, names)
+    return (frozenset() if made == EVERY_RANK else None), made == MESH_GROUP
+
+
+def _world_size(node: cst.BaseExpression, names: NameTable) -> bool:
+    """``world_size``, ``self.world_size``, ``dist.get_world_size()`` (of the default group)."""
+    if isinstance(node, cst.Call):
+        return not node.args and names.resolve(node.func) == "torch.distributed.get_world_size"
+    name = node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", None)
+    return name == "world_size"
+
+
+def _ranks_argument(call: cst.Call) -> cst.BaseExpression | None:
+    return next(
         (
             arg.value
-            for arg in value.args
+            for arg in call.args
             if (arg.keyword is None and not arg.star)
             or (arg.keyword and arg.keyword.value == "ranks")
         ),
         None,
     )
+
+
+def _literal_ranks(
+    value: cst.BaseExpression, names: NameTable, scan: Definitions | None
+) -> frozenset[int] | None:
+    if not isinstance(value, cst.Call) or names.resolve(value.func) not in _NEW_GROUP:
+        return None
+    ranks = _ranks_argument(value)
+    if isinstance(ranks, cst.Name) and scan is not None:
+        ranks = scan.definition(ranks) or ranks
     if ranks is None:
         return None
     return written_ranks(ranks)
@@ -126,35 +209,177 @@ def written_ranks(ranks: cst.BaseExpression) -> frozenset[int] | None:
     return frozenset(member for member in members if member is not None)
 
 
-def rank_test(
-    test: cst.BaseExpression, is_global_rank: Callable[[cst.BaseExpression], bool]
-) -> RankTest | None:
+class Definitions(Protocol):
+    """The names a function binds once (see analysis.walk.definitions)."""
+
+    def definition(self, node: cst.BaseExpression) -> cst.BaseExpression | None: ...
+
+
+class RankValues(Protocol):
+    """What :func:`rank_test` reads of the walk: the taint of a value where the test
+    is, and the function being walked (None at module level)."""
+
+    def taint(self, node: cst.BaseExpression, depth: int = 0) -> Taint: ...
+
+    def scan(self) -> Definitions | None: ...
+
+
+def _definition(node: cst.BaseExpression, values: RankValues) -> cst.BaseExpression | None:
+    scan = values.scan()
+    return None if scan is None else scan.definition(node)
+
+
+# How deep a test is read through the names it restates (`x` of `x = flags["main"]`).
+_DEPTH = 4
+
+
+def rank_test(test: cst.BaseExpression, values: RankValues, depth: int = 0) -> RankTest | None:
     """(operator, number) when ``test`` compares the global rank with a number
-    (`dist.get_rank() == 2`, `not rank < 2`, `2 <= rank`); None otherwise."""
+    (`dist.get_rank() == 2`, `not rank < 2`, `2 <= rank`), or with a value every
+    rank shares (`rank == world_size - 1`: the number is then that value's text,
+    and only `==`/`!=` count); None otherwise.
+
+    The test is read through the names the function binds once (``me =
+    dist.get_rank()``; ``x = 1 if rank == 0 else 0`` then ``if x:``; ``flags =
+    {"main": rank == 0}`` then ``if flags["main"]:``), and through ``and``/``or``
+    where one operand alone depends on the rank: where the others hold (``and``)
+    or fail (``or``), the test is that operand's.
+    """
     # (None would read as False: not mutated.)
     negated = False  # pragma: no mutate
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         test, negated = test.expression, not negated
+    if depth > _DEPTH:
+        return None
+    found = _restated(test, values, depth)
+    if found is None:
+        found = _compared(test, values, depth)
+    if found is None:
+        return None
+    return (_NEGATED[found[0]], found[1]) if negated else found
+
+
+def _restated(test: cst.BaseExpression, values: RankValues, depth: int) -> RankTest | None:
+    """The rank test a name (or a dict's key) restates, or that a flag chosen by one
+    holds (`x = 1 if rank == 0 else 0`: `if x:`, `if x == 1:`)."""
+    if isinstance(test, cst.BooleanOperation):
+        operands = boolean_operands(test, type(test.operator))
+        ranked = [operand for operand in operands if values.taint(operand).possible]
+        return rank_test(ranked[0], values, depth + 1) if len(ranked) == 1 else None
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        if isinstance(target.operator, (cst.Equal, cst.NotEqual)):
+            chosen = _chosen(test.left, target.comparator, values)
+            if chosen is None:
+                chosen = _chosen(target.comparator, test.left, values)
+            if chosen is not None:
+                found = rank_test(chosen[0], values, depth + 1)
+                flip = chosen[1] != isinstance(target.operator, cst.NotEqual)
+                return (_NEGATED[found[0]], found[1]) if found and flip else found
+        return None
+    definition = _definition(test, values)
+    if definition is None:
+        return None
+    if isinstance(definition, cst.IfExp):
+        truths = (_literal(definition.body), _literal(definition.orelse))
+        if None in truths or bool(truths[0]) == bool(truths[1]):
+            return None
+        found = rank_test(definition.test, values, depth + 1)
+        return (_NEGATED[found[0]], found[1]) if found and not truths[0] else found
+    return rank_test(definition, values, depth + 1)
+
+
+def _chosen(
+    flag: cst.BaseExpression, literal: cst.BaseExpression, values: RankValues
+) -> tuple[cst.BaseExpression, bool] | None:
+    """(test, negated) where ``flag == literal`` holds exactly where the test holds
+    (or fails: negated), ``flag`` being chosen by it (`x = 1 if test else 0`)."""
+    definition = _definition(flag, values)
+    wanted = _literal(literal)
+    if not isinstance(definition, cst.IfExp) or wanted is None:
+        return None
+    arms = (_literal(definition.body), _literal(definition.orelse))
+    if None in arms or arms[0] == arms[1] or wanted not in arms:
+        return None
+    return definition.test, wanted != arms[0]
+
+
+def _literal(node: cst.BaseExpression) -> int | str | None:
+    """An int, bool or string literal's value (``True`` as 1, as Python compares)."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return int(node.value == "True")
+    if isinstance(node, cst.SimpleString):
+        return string_value(node)
+    return int_value(node)
+
+
+def _compared(test: cst.BaseExpression, values: RankValues, depth: int) -> RankTest | None:
+    """(operator, number) of a comparison of the global rank itself with a number."""
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return None
     target = test.comparisons[0]
     symbols = _OPERATORS.get(type(target.operator))
     if symbols is None:
         return None
-    found: RankTest | None = None
-    number = int_value(target.comparator)
-    if number is not None and names_the_rank(test.left) and is_global_rank(test.left):
-        found = (symbols[0], number)
-    number = int_value(test.left)
-    if (
-        number is not None
-        and names_the_rank(target.comparator)
-        and is_global_rank(target.comparator)
+    sides = ((test.left, target.comparator, 0), (target.comparator, test.left, 1))
+    for side, other, which in sides:
+        rank, shift = _shifted(side)
+        if not (_is_the_rank(rank, values, depth) and _global(values.taint(rank))):
+            continue
+        number = int_value(other)
+        if number is not None:
+            return _one_rank((symbols[which], number - shift))
+        if symbols[which] in ("==", "!=") and not values.taint(other).possible:
+            return (symbols[which], " ".join(cst.Module([]).code_for_node(other).split()))
+    return None
+
+
+def _shifted(node: cst.BaseExpression) -> tuple[cst.BaseExpression, int]:
+    """``rank + 1`` as (``rank``, 1), ``rank - 2`` as (``rank``, -2); else (node, 0)."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+        number = int_value(node.right)
+        if number is not None:
+            return node.left, number if isinstance(node.operator, cst.Add) else -number
+    return node, 0
+
+
+# Ranks are never negative: these orderings single out rank 0 (or all but it).
+_RANK_ZERO: dict[RankTest, RankTest] = {
+    ("<", 1): ("==", 0),
+    ("<=", 0): ("==", 0),
+    (">=", 1): ("!=", 0),
+    (">", 0): ("!=", 0),
+}
+
+
+def _one_rank(test: RankTest) -> RankTest:
+    return _RANK_ZERO.get(test, test)
+
+
+def _is_the_rank(node: cst.BaseExpression, values: RankValues, depth: int) -> bool:
+    """Whether ``node`` is the rank itself: it names it (see names_the_rank), or is a
+    name bound once to what does (`me = dist.get_rank()`)."""
+    if names_the_rank(node):
+        return True
+    definition = _definition(node, values) if depth <= _DEPTH else None
+    return definition is not None and _is_the_rank(_unwrapped(definition), values, depth + 1)
+
+
+def _unwrapped(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``int(x)`` as ``x``."""
+    while (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value == "int"
+        and len(node.args) == 1
     ):
-        found = (symbols[1], number)
-    if found is None:
-        return None
-    return (_NEGATED[found[0]], found[1]) if negated else found
+        node = node.args[0].value
+    return node
+
+
+def _global(taint: Taint) -> bool:
+    """A value of the global rank, or of a project call that may return it."""
+    return (taint.rank and GLOBAL_AXIS in taint.axes) or (not taint.rank and bool(taint.via))
 
 
 def names_the_rank(node: cst.BaseExpression) -> bool:
@@ -170,6 +395,9 @@ def names_the_rank(node: cst.BaseExpression) -> bool:
 
 
 def splits(test: RankTest, members: frozenset[int]) -> bool:
-    """Whether some members of a group pass ``test`` and others fail it."""
-    compare = _COMPARE[test[0]]
-    return len({compare(member, test[1]) for member in members}) > 1
+    """Whether some members of a group pass ``test`` and others fail it (False where
+    the test's number is not written out)."""
+    compare, number = _COMPARE[test[0]], test[1]
+    if not isinstance(number, int):
+        return False
+    return len({compare(member, number) for member in members}) > 1

@@ -25,7 +25,7 @@ from ranklint.analysis.walk.arguments import (
     received_buffer,
     reduce_op_name,
 )
-from ranklint.analysis.walk.axes import GLOBAL_AXIS, axes_of_expression
+from ranklint.analysis.walk.axes import axes_of_expression
 from ranklint.analysis.walk.catalog import BACKEND_OPS, FSDP_MODULE, CallSpec, shows_backend
 from ranklint.analysis.walk.classify import CallClassifier
 from ranklint.analysis.walk.framework import (
@@ -37,7 +37,7 @@ from ranklint.analysis.walk.framework import (
 from ranklint.analysis.walk.guards import is_keyed_test, is_lazy_test, literal_comparison_subject
 from ranklint.analysis.walk.hot_markers import hot_reason, marker_label, periodic_arm
 from ranklint.analysis.walk.late_state import late_attributes
-from ranklint.analysis.walk.membership import GroupTable, rank_test
+from ranklint.analysis.walk.membership import GroupTable, group_made, rank_test
 from ranklint.analysis.walk.names import dotted_name, imported_modules, last_name
 from ranklint.analysis.walk.rank import BATCH_DATA, RankTaint
 from ranklint.analysis.walk.targets import call_target, is_external
@@ -303,11 +303,13 @@ class FactsBuilder:
             if world:
                 group_text = None
         scan = self.rank.scan()
+        group_axes, mesh_group = group_made(argument, group_axes, scan, self.calls.names)
         members = None  # a file that never names new_group has no such groups
         if "new_group" in self.calls.source:
             members = self._groups.members(argument, None if scan is None else scan.groups)
         event = Collective(spec.name, spec.short, spec.kind, group_text, group_axes, site, label)
         event.reduce_op = reduce_op_name(node, spec)
+        event.mesh_group = mesh_group
         event.backend_shown = spec.short in BACKEND_OPS and shows_backend(self.calls.source)
         return replace(event, members=members) if members else event
 
@@ -507,12 +509,8 @@ class FactsBuilder:
             tuple(assumptions),
             conjunction=conjunction,
             rank_part=rank_part,
-            rank_test=rank_test(test, self._global_rank) if taint.rank else None,
+            rank_test=rank_test(test, self.rank) if taint.possible else None,
         )
-
-    def _global_rank(self, node: cst.BaseExpression) -> bool:
-        taint = self.rank.taint(node)
-        return taint.rank and GLOBAL_AXIS in taint.axes
 
     def _compound_flag(self, test: cst.BooleanOperation) -> Cond | None:
         """``barrier and dist.is_initialized()``: decidable where a parameter operand is."""

@@ -276,12 +276,15 @@ def divergence_evidence(divergence: Divergence) -> Evidence:
             )
         guard = _guard(divergence, cond, test)
     group = group_link(leaf)
-    if leaf.group is None and unknown_members(leaf) and alone_on_its_side(divergence):
+    framework = leaf.group is None or leaf.mesh_group
+    if framework and unknown_members(leaf) and alone_on_its_side(divergence):
         assert cond.rank_test is not None  # alone_on_its_side needs `rank == N`
+        held = "the group the framework's object holds"
+        if leaf.mesh_group:
+            held = f"`{leaf.group}`, a device mesh's group"
         group = Link(
             "framework-group",
-            f"the group the framework's object holds, which global rank {cond.rank_test[1]} "
-            f"would reach alone",
+            f"{held}, which global rank {cond.rank_test[1]} would reach alone",
             HIGH,
         )
     return Evidence(

@@ -111,11 +111,19 @@ collective off (`log(x, barrier=False)` where the collective is under `if
 barrier:` or `if barrier and dist.is_initialized():`); "is this run
 distributed" tests on a rank (`local_rank != -1`, `rank >= 0`).
 
-A group that a framework object holds (a DTensor's mesh) is judged only under
-a test of the global rank against one number: one rank that reaches it alone
-(`if dist.get_rank() == 0: dt.full_tensor()`, or the others returning early)
-hangs, since the mesh spans the ranks that shard the tensor; a side that
-several ranks take may be exactly the mesh. `save_state()`/`save_model()`
+A group that a framework object holds (a DTensor's mesh), or a device mesh's
+group kept in a name (`g = mesh.get_group()`), is judged only under a test of
+the global rank against one number: one rank that reaches it alone (`if
+dist.get_rank() == 0: dt.full_tensor()`, `me + 1 < 2`, `rank == world_size -
+1`, or the others returning early) hangs, since the mesh spans the ranks that
+shard the tensor; a side that several ranks take may be exactly the mesh. A
+group made of every rank (`new_group()`, `new_group(list(range(world_size)))`)
+is judged as the default group. A group whose ranks are written out
+(`new_group([2, 3])`, or a list bound once to a name) is judged on each member
+under a test of the global rank against a number; the test is read through
+names and flags the function binds once (`me = dist.get_rank()`; `x = 1 if me
+== 2 else 0`, then `if x:`) and through `and`/`or` with one rank-dependent
+operand. `save_state()`/`save_model()`
 communicate only under DeepSpeed or FSDP; a rank test around them is not
 reported where it also tests for that backend (`if is_deepspeed or
 is_main:`).

@@ -1,0 +1,397 @@
+"""Rank tests read through the names a function binds once, and groups a function
+shows the make-up of (issue 36: the oracle's membership and unknown-group classes)."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import libcst as cst
+import pytest
+
+from ranklint.analysis.walk.definitions import single_definitions
+from ranklint.analysis.walk.membership import (
+    EVERY_RANK,
+    MESH_GROUP,
+    group_made,
+    made_group,
+    rank_test,
+)
+from ranklint.analysis.walk.names import NameTable
+from ranklint.findings import Confidence
+from ranklint.model.taint import Taint
+from tests.conftest import codes_by_line, findings_of
+
+pytestmark = pytest.mark.timeout(30)
+SELECT = ("RNK102",)
+_GLOBAL = ("rank", "me")
+_RANK = Taint(rank=True, axes=frozenset({"*"}))
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+class _Scan:
+    def __init__(self, definitions: dict[str, cst.BaseExpression]) -> None:
+        self.definitions = definitions
+
+    def definition(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
+        return self.definitions.get(_code(node))
+
+
+class _Values:
+    """Taints by the names a value reads: `rank`/`me` the global rank, `tp_rank`
+    the tensor-parallel one, `helper_rank()` a project call; anything else uniform."""
+
+    def __init__(self, definitions: str = "", *, in_function: bool = True) -> None:
+        module = cst.parse_module(textwrap.dedent(definitions))
+        found: dict[str, cst.BaseExpression] = {}
+        for statement in module.body:
+            assert isinstance(statement, cst.SimpleStatementLine)
+            small = statement.body[0]
+            assert isinstance(small, cst.Assign)
+            found[_code(small.targets[0].target)] = small.value
+        self._scan = _Scan(found) if in_function else None
+
+    def taint(self, node: cst.BaseExpression, depth: int = 0) -> Taint:
+        text = _code(node)
+        if re.search(rf"\b(?:{'|'.join(_GLOBAL)})\b", text) or "get_rank()" in text:
+            return _RANK
+        if re.search(r"\btp_rank\b", text):
+            return Taint(rank=True, axes=frozenset({"tp"}))
+        if "helper_rank()" in text:
+            return Taint(via=frozenset({"helpers.helper_rank"}))
+        for name, value in (self._scan.definitions if self._scan else {}).items():
+            if re.search(rf"\b{re.escape(name)}\b", text):
+                return self.taint(value)
+        return Taint()
+
+    def scan(self) -> _Scan | None:
+        return self._scan
+
+
+def _test(text: str, definitions: str = "") -> tuple[str, int | str] | None:
+    return rank_test(cst.parse_expression(text), _Values(definitions))
+
+
+@pytest.mark.parametrize(
+    ("text", "definitions", "expected"),
+    [
+        # The rank itself against a number, either side, negated.
+        ("dist.get_rank() == 2", "", ("==", 2)),
+        ("rank != 0", "", ("!=", 0)),
+        ("rank < 2", "", ("<", 2)),
+        ("rank <= 2", "", ("<=", 2)),
+        ("rank > 2", "", (">", 2)),
+        ("rank >= 2", "", (">=", 2)),
+        ("2 > rank", "", ("<", 2)),
+        ("2 <= rank", "", (">=", 2)),
+        ("0 == rank", "", ("==", 0)),
+        ("not rank == 0", "", ("!=", 0)),
+        ("not rank < 2", "", (">=", 2)),
+        ("not not rank > 1", "", (">", 1)),
+        ("n == rank", "", ("==", "n")),
+        # A name bound once to the rank, or to `int()` of it, is the rank.
+        ("me2 == 1", "me2 = dist.get_rank()", ("==", 1)),
+        ("who == 1", "who = int(rank)", ("==", 1)),
+        ("a == 1", "a = b\nb = rank", ("==", 1)),
+        # A flag chosen by a rank test, as a truth test or against either arm.
+        ("x", "x = 1 if rank == 2 else 0", ("==", 2)),
+        ("not x", "x = 1 if rank == 2 else 0", ("!=", 2)),
+        ("x", "x = 0 if rank == 2 else 1", ("!=", 2)),
+        ("x == 1", "x = 1 if rank == 2 else 0", ("==", 2)),
+        ("x == 0", "x = 1 if rank == 2 else 0", ("!=", 2)),
+        ("x != 1", "x = 1 if rank == 2 else 0", ("!=", 2)),
+        ("1 == x", "x = 1 if rank == 2 else 0", ("==", 2)),
+        ("x == 'a'", "x = 'a' if rank < 2 else 'b'", ("<", 2)),
+        ("x", "x = True if rank == 2 else False", ("==", 2)),
+        # A flag bound to the test itself, and a dict's key bound to it.
+        ("is_main", "is_main = rank == 0", ("==", 0)),
+        ('flags["main"]', 'flags["main"] = rank == 3', ("==", 3)),
+        # `and`/`or` where one operand alone depends on the rank.
+        ("rank == 0 and world_size > 1", "", ("==", 0)),
+        ("world_size > 1 and rank == 0", "", ("==", 0)),
+        ("rank != 0 or debug", "", ("!=", 0)),
+        ("not (rank == 0 and ready)", "", ("!=", 0)),
+        # An offset on the rank moves the number; orderings that single out rank 0.
+        ("rank + 1 < 2", "", ("==", 0)),
+        ("rank - 1 == 1", "", ("==", 2)),
+        ("rank < 1", "", ("==", 0)),
+        ("rank <= 0", "", ("==", 0)),
+        ("rank >= 1", "", ("!=", 0)),
+        ("rank > 0", "", ("!=", 0)),
+        ("rank < 3", "", ("<", 3)),
+        # A value every rank shares stands for a number in equalities only.
+        ("rank == world_size - 1", "", ("==", "world_size - 1")),
+        ("world_size - 1 != rank", "", ("!=", "world_size - 1")),
+        ("rank < world_size - 1", "", None),
+        # A project call that may return the rank is taken as the global rank.
+        ("helper_rank() == 0", "", ("==", 0)),
+    ],
+)
+def test_rank_test_reads_through_names_flags_and_operands_to_the_test_of_the_rank(
+    text: str, definitions: str, expected: tuple[str, int | str] | None
+) -> None:
+    assert _test(text, definitions) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "definitions"),
+    [
+        # Both arms truthy, or falsy, or not literals: the flag says nothing.
+        ("x", "x = 1 if rank == 2 else 2"),
+        ("x", "x = 0 if rank == 2 else None"),
+        ("x", "x = a if rank == 2 else 0"),
+        ("x == 2", "x = 1 if rank == 2 else 0"),
+        ("x == y", "x = 1 if rank == 2 else 0"),
+        ("x < 1", "x = 1 if rank == 2 else 0"),
+        # A flag derived from a test that is no comparison with a number.
+        ("x == 1", "x = 1 if 0 <= rank <= 1 else 0"),
+        ("x", "x = 1 if rank in (0, 1) else 0"),
+        ("rank", ""),
+        ("rank in (0, 3)", ""),
+        ("0 <= rank < 2", ""),
+        ("1 == x", ""),
+        # A value derived from the rank is not the rank.
+        ("x == 1", "x = rank % 2"),
+        ("x == 0", "x = rank // 2"),
+        ("x == 1", ""),
+        # Two operands depend on the rank, or the compared value does.
+        ("rank == 0 and tp_rank == 0", ""),
+        ("rank == other_rank", "other_rank = rank"),
+        ("rank == peer", "peer = rank + 1"),
+        # Along one axis only.
+        ("tp_rank == 0", ""),
+        ("tp_rank + 1 < 2", ""),
+        # Offsets that are no literal, or another operator.
+        ("rank * 2 == 2", ""),
+        ("rank + n == 2", ""),
+    ],
+)
+def test_rank_test_is_none_for_what_is_not_a_test_of_the_global_rank_itself(
+    text: str, definitions: str
+) -> None:
+    assert _test(text, definitions) is None
+
+
+def test_rank_test_at_module_level_reads_no_definition() -> None:
+    values = _Values("x = 1 if rank == 2 else 0", in_function=False)
+    assert rank_test(cst.parse_expression("x"), values) is None
+    assert rank_test(cst.parse_expression("rank == 2"), values) == ("==", 2)
+
+
+def test_rank_test_of_a_name_bound_to_itself_stops() -> None:
+    assert _test("x == 1", "x = y\ny = x") is None
+
+
+def _definitions(body: str) -> dict[str, str]:
+    source = "def f(p, *args, q=1, **kw):\n" + textwrap.indent(textwrap.dedent(body), "    ")
+    function = cst.parse_module(source).body[0]
+    assert isinstance(function, cst.FunctionDef)
+    return {name: _code(value) for name, value in single_definitions(function, source).items()}
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("me = dist.get_rank()", {"me": "dist.get_rank()"}),
+        ("r, w = get_rank(), get_world()", {"r": "get_rank()", "w": "get_world()"}),
+        ("if a:\n    x = 1 if b else 0", {"x": "1 if b else 0"}),
+        ("global _ME\n_ME = dist.get_rank()", {"_ME": "dist.get_rank()"}),
+        ('flags = {"main": r == 0}', {"flags": '{"main": r == 0}'}),
+        ('flags = {"main": r == 0}\nif flags["main"]:\n    pass', {"flags": '{"main": r == 0}'}),
+        # Bound twice, or otherwise too: nothing.
+        ("x = 1\nx = 2", {}),
+        ("x = 1\nx += 1", {}),
+        ("x = 1\nfor x in y:\n    pass", {}),
+        ("x = 1\nwith a as x:\n    pass", {}),
+        ("x = 1\nif (x := 2):\n    pass", {}),
+        ("x = 1\ndef g():\n    x = 2", {}),
+        ("p = 1", {}),
+        ("args = 1", {}),
+        ("kw = 1", {}),
+        ("q = 1", {}),
+        ("x = y = 1", {}),
+        ("a, *b = 1, 2", {}),
+        ("a, b = 1, *c", {}),
+        ("a, b.c = 1, 2", {"a": "1"}),
+        ("a, b = c", {}),
+        ("a, b = 1, 2, 3", {}),
+        ("a.b = 1", {}),
+        # A dict whose keys change.
+        ('flags = {"a": 1}\nflags["b"] = 2', {}),
+        ('flags = {"a": 1}\nflags["a"] += 2', {}),
+        ('flags = {"a": 1}\ndel flags["a"]', {}),
+        ('flags = {"a": 1}\nflags.update(b=2)', {}),
+        ('flags = {"a": 1}\nflags.pop("a")', {}),
+        ('flags = {"a": 1}\nflags.setdefault("b", 2)', {}),
+        # A nested function's binding is its own.
+        ("def g():\n    y = 1", {}),
+    ],
+)
+def test_single_definitions_keeps_names_bound_once_in_a_plain_assignment(
+    body: str, expected: dict[str, str]
+) -> None:
+    assert _definitions(body) == expected
+
+
+def test_single_definitions_of_a_lambda_is_empty() -> None:
+    node = cst.parse_expression("lambda x: x")
+    assert isinstance(node, cst.Lambda)
+    assert single_definitions(node, "lambda x: x") == {}
+
+
+def _names() -> NameTable:
+    table = NameTable()
+    statement = cst.parse_statement("import torch.distributed as dist")
+    assert isinstance(statement, cst.SimpleStatementLine)
+    small = statement.body[0]
+    assert isinstance(small, cst.Import)
+    table.bind_import_statement(small)
+    return table
+
+
+@pytest.mark.parametrize(
+    ("group", "definitions", "expected"),
+    [
+        ("dist.new_group()", "", EVERY_RANK),
+        ("dist.new_group(list(range(world_size)))", "", EVERY_RANK),
+        ("dist.new_group(range(self.world_size))", "", EVERY_RANK),
+        ("dist.new_group(ranks=range(dist.get_world_size()))", "", EVERY_RANK),
+        ("pg", "pg = dist.new_group(list(range(world_size)))", EVERY_RANK),
+        ("mesh.get_group()", "", MESH_GROUP),
+        ("g", "g = mesh.get_group()", MESH_GROUP),
+        # Not every rank, or not shown.
+        ("dist.new_group(list(range(world_size - 1)))", "", None),
+        ("dist.new_group(list(range(1, world_size)))", "", None),
+        ("dist.new_group(range(n))", "", None),
+        ("dist.new_group(range(dist.get_world_size(group)))", "", None),
+        ("dist.new_group(range(size()))", "", None),
+        ("dist.new_group(ranks)", "", None),
+        ("dist.new_group([0, 1])", "", None),
+        ("make_group()", "", None),
+        ("pg", "", None),
+        ("self.pg", "", None),
+        ("pg", "pg = other", None),
+    ],
+)
+def test_made_group_reads_groups_of_every_rank_and_device_mesh_groups(
+    group: str, definitions: str, expected: str | None
+) -> None:
+    scan = _Values(definitions).scan()
+    assert made_group(cst.parse_expression(group), scan, _names()) == expected
+
+
+def test_made_group_outside_a_function_reads_the_argument_only() -> None:
+    assert made_group(cst.parse_expression("dist.new_group()"), None, _names()) == EVERY_RANK
+    assert made_group(cst.parse_expression("g"), None, _names()) is None
+
+
+def test_group_made_keeps_axes_read_from_the_text_and_types_the_rest() -> None:
+    scan, names = _Values("g = mesh.get_group()").scan(), _names()
+    axes = frozenset({"dp"})
+    every = cst.parse_expression("dist.new_group()")
+    assert group_made(every, axes, scan, names) == (axes, False)
+    assert group_made(every, None, scan, names) == (frozenset(), False)
+    assert group_made(cst.parse_expression("g"), None, scan, names) == (None, True)
+    assert group_made(cst.parse_expression("h"), None, scan, names) == (None, False)
+    assert group_made(None, None, scan, names) == (None, False)
+
+
+# -- end to end --------------------------------------------------------------------
+
+_MEMBERS = """
+import torch.distributed as dist
+
+def sync(t):
+    me = dist.get_rank()
+    ranks = [1, 2]
+    g = dist.new_group(ranks)
+    FLAG
+    if TEST:
+        dist.all_reduce(t, group=g)
+"""
+
+
+@pytest.mark.parametrize(
+    ("flag", "test", "reported"),
+    [
+        ("x = 1 if me == 1 else 0", "x == 1", True),
+        ("x = 1 if me == 1 else 0", "x", True),
+        ('flags = {"main": me == 2}', 'flags["main"]', True),
+        ("is_first = me == 1", "is_first", True),
+        ("pass", "me % 2 == 1 and me == 1", False),
+        # Tests that keep the members together.
+        ("x = 1 if 1 <= me <= 2 else 0", "x == 1", False),
+        ("x = 1 if me in ranks else 0", "x", False),
+        ("x = 1 if me > 0 else 0", "x", False),
+        ("pass", "me >= 1", False),
+    ],
+)
+def test_rnk102_on_explicit_members_reads_the_test_through_flags_and_names(
+    flag: str, test: str, reported: bool
+) -> None:
+    source = _MEMBERS.replace("FLAG", flag).replace("TEST", test)
+    expected = [(9, "RNK102")] if reported else []
+    assert codes_by_line(source, select=SELECT) == expected
+
+
+_WORLD = """
+import torch
+import torch.distributed as dist
+
+def main(world_size):
+    me = dist.get_rank()
+    t = torch.ones(2)
+    GROUP
+    if TEST:
+        dist.all_reduce(t, group=pg)
+"""
+
+
+@pytest.mark.parametrize(
+    ("group", "test", "confidence"),
+    [
+        ("pg = dist.new_group(list(range(world_size)))", "me == world_size - 1", "high"),
+        ("pg = dist.new_group(list(range(world_size)))", "me == 0 and world_size > 1", "high"),
+        ("pg = dist.new_group()", "me + 1 < 2", "high"),
+        ("pg = dist.new_group(list(range(world_size)))", "me % 2 == 0", "high"),
+        ("pg = mesh.get_group()", "me == 0", "high"),
+        ("pg = mesh.get_group()", "me < 1", "high"),
+    ],
+)
+def test_rnk102_on_a_group_of_every_rank_or_a_mesh_s_reports_a_test_of_one_rank(
+    group: str, test: str, confidence: str
+) -> None:
+    source = _WORLD.replace("GROUP", group).replace("TEST", test)
+    found = [(f.line, f.code, f.confidence) for f in findings_of(source, select=SELECT)]
+    assert found == [(10, "RNK102", Confidence(confidence))]
+
+
+@pytest.mark.parametrize(
+    ("group", "test"),
+    [
+        # A mesh's group under a test that more than one rank passes: it may hold them all.
+        ("pg = mesh.get_group()", "me % 2 == 0"),
+        ("pg = mesh.get_group()", "me < 2"),
+        # A group nothing shows the make-up of (an RL trainer's weight-sync group).
+        ("pg = make_weight_sync_group()", "me == 0"),
+        ("pg = dist.new_group(list(range(1, world_size)))", "me == 0"),
+        # Every rank passes the test alike.
+        ("pg = dist.new_group(list(range(world_size)))", "world_size > 1"),
+    ],
+)
+def test_rnk102_on_a_group_that_may_hold_just_the_ranks_that_reach_it_stays_silent(
+    group: str, test: str
+) -> None:
+    source = _WORLD.replace("GROUP", group).replace("TEST", test)
+    assert codes_by_line(source, select=SELECT) == []
+
+
+def test_rnk102_on_a_mesh_group_names_it_in_the_evidence() -> None:
+    source = _WORLD.replace("GROUP", "pg = mesh.get_group()").replace("TEST", "me == 0")
+    (finding,) = findings_of(source, select=SELECT)
+    assert "`pg`, a device mesh's group, which global rank 0 would reach alone" in str(
+        finding.evidence
+    )
