@@ -1,0 +1,44 @@
+"""Non-main processes leave the save hook at once, and the LoRA branches no longer wait for peers.
+
+Report: https://github.com/bghira/SimpleTuner/pull/1900
+Class: A rank-divergent collective
+"""
+
+import os
+
+from accelerate.utils import DistributedType
+
+
+class SaveHookManager:
+    def save_model_hook(self, models, weights, output_dir):
+        distributed_type = DistributedType.NO
+        is_main_process = True
+        if self.accelerator is not None:
+            distributed_type = getattr(self.accelerator, "distributed_type", DistributedType.NO)
+            is_main_process = getattr(self.accelerator, "is_main_process", True)
+
+        if not is_main_process:
+            return
+
+        if "lora" in self.args.model_type and self.args.lora_type == "standard":
+            self._save_lora(models=models, weights=weights, output_dir=output_dir)
+            return
+
+
+class Trainer:
+    def init_hooks(self):
+        self.model_hooks = SaveHookManager()
+        self.accelerator.register_save_state_pre_hook(self.model_hooks.save_model_hook)
+
+    def checkpoint_state_save(self, output_dir, suffix=None):
+        save_path = os.path.join(output_dir, f"checkpoint-{self.state['global_step']}")
+        if suffix:
+            save_path = f"{save_path}-{suffix}"
+        self.accelerator.save_state(save_path)
+
+    def _maybe_checkpoint(self):
+        if self.accelerator.is_main_process and self.config.checkpoints_total_limit is not None:
+            self.checkpoint_state_cleanup(self.config.output_dir, self.config.checkpoints_total_limit)
+
+        if self.accelerator.is_main_process or self.config.use_deepspeed_optimizer or self.config.fsdp_enable:
+            self.checkpoint_state_save(self.config.output_dir)
