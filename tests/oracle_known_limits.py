@@ -33,9 +33,9 @@ Since the second family of classes (``oracle.CLASSES_V2``, seeds from
 ``oracle.V2_OFFSET`` on) joined the slice, it holds 114 programs of the first
 grammar (unchanged) and 96 of the second; their entries are keyed by the
 class's idiom (``oracle.REASONS``): ``unknown-group`` (DTensor, a mesh's group,
-a ``new_group`` kept in an attribute or passed to a helper, under a
-single-rank test; a group of every rank or a mesh's group in a local name is
-followed since, ``analysis/walk/definitions.py``), ``per-rank-keys``,
+a ``new_group`` passed to a helper, under a single-rank test; a group of
+every rank or a mesh's group in a local name or an attribute the class assigns
+once is followed since, ``analysis/walk/definitions.py``), ``per-rank-keys``,
 ``state-across-calls``, ``explicit-members`` (members are judged under a test
 of the rank itself or of a name or flag bound once to one, ``me == 2`` or ``x
 = 1 if me < 2 else 0; if x:``, not under ``me % 2 == 0``), ``rank-local-exit``,
@@ -64,8 +64,7 @@ KNOWN_LIMITS: dict[tuple[int, str], tuple[str, str, str]] = {
     (1500029, "high"): ("local-exit", "missed", "rank-local-exit"),
     (1500029, "medium"): ("local-exit", "missed", "rank-local-exit"),
     (1000036, "high"): ("early-return", "missed", "name-only-source"),
-    (1500030, "high"): ("unknown-group", "missed", "unknown-group"),
-    (1500030, "medium"): ("unknown-group", "missed", "unknown-group"),
+    (1500030, "high"): ("unknown-group", "missed", "name-only-source"),
     (1500035, "high"): ("local-exit", "missed", "rank-local-exit"),
     (1500035, "medium"): ("local-exit", "missed", "rank-local-exit"),
     (1000042, "high"): ("mismatch", "missed", "name-only-source"),

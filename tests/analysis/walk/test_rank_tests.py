@@ -9,10 +9,11 @@ import textwrap
 import libcst as cst
 import pytest
 
-from ranklint.analysis.walk.definitions import single_definitions
+from ranklint.analysis.walk.definitions import attribute_definitions, single_definitions
 from ranklint.analysis.walk.membership import (
     EVERY_RANK,
     MESH_GROUP,
+    GroupTable,
     group_made,
     made_group,
     rank_test,
@@ -289,14 +290,90 @@ def test_made_group_outside_a_function_reads_the_argument_only() -> None:
 
 
 def test_group_made_keeps_axes_read_from_the_text_and_types_the_rest() -> None:
-    scan, names = _Values("g = mesh.get_group()").scan(), _names()
+    scan = _Values("g = mesh.get_group()").scan()
+    module = cst.parse_module(
+        "class C:\n    def __init__(self):\n        self.pg = dist.new_group()\n"
+    )
+    table = GroupTable(module, _names())
     axes = frozenset({"dp"})
     every = cst.parse_expression("dist.new_group()")
-    assert group_made(every, axes, scan, names) == (axes, False)
-    assert group_made(every, None, scan, names) == (frozenset(), False)
-    assert group_made(cst.parse_expression("g"), None, scan, names) == (None, True)
-    assert group_made(cst.parse_expression("h"), None, scan, names) == (None, False)
-    assert group_made(None, None, scan, names) == (None, False)
+    assert group_made(every, axes, scan, table) == (axes, False)
+    assert group_made(every, None, scan, table) == (frozenset(), False)
+    assert group_made(cst.parse_expression("g"), None, scan, table) == (None, True)
+    assert group_made(cst.parse_expression("h"), None, scan, table) == (None, False)
+    assert group_made(cst.parse_expression("self.pg"), None, scan, table) == (frozenset(), False)
+    assert group_made(cst.parse_expression("other.pg"), None, scan, table) == (None, False)
+    assert group_made(None, None, scan, table) == (None, False)
+
+
+def _attributes(source: str) -> dict[str, str]:
+    module = cst.parse_module(textwrap.dedent(source))
+    return {name: _code(value) for name, value in attribute_definitions(module).items()}
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (
+            """
+            class C:
+                def __init__(self):
+                    self.pg = dist.new_group()
+                    if ready:
+                        self.mesh_group = mesh.get_group()
+            """,
+            {"pg": "dist.new_group()", "mesh_group": "mesh.get_group()"},
+        ),
+        (
+            """
+            if TYPE_CHECKING:
+                pass
+            else:
+                class C:
+                    class Inner:
+                        def f(self):
+                            self.pg = make()
+            """,
+            {"pg": "make()"},
+        ),
+        # Assigned twice (two methods, two classes), or bound otherwise too: nothing.
+        (
+            """
+            class C:
+                def a(self):
+                    self.pg = one()
+                def b(self):
+                    self.pg = two()
+            """,
+            {},
+        ),
+        (
+            """
+            class C:
+                def a(self):
+                    self.pg = one()
+            class D:
+                def a(self):
+                    self.pg = two()
+            """,
+            {},
+        ),
+        ("class C:\n    def a(self):\n        self.pg = one()\n        self.pg += 1", {}),
+        ("class C:\n    def a(self):\n        self.pg: G = one()\n        self.n = 1", {"n": "1"}),
+        ("class C:\n    def a(self):\n        self.pg, self.n = one()", {}),
+        ("class C:\n    def a(self):\n        self.pg = self.n = one()", {}),
+        ("class C:\n    def a(self):\n        self.pg = one()\n        del self.pg", {}),
+        # Not a method's own statement, or not `self`.
+        ("class C:\n    def a(self):\n        def b():\n            self.pg = one()", {}),
+        ("def f(self):\n    self.pg = one()", {}),
+        ("class C:\n    def a(this):\n        this.pg = one()", {}),
+        ("class C:\n    pg = one()", {}),
+    ],
+)
+def test_attribute_definitions_keeps_self_attributes_assigned_once_in_the_module(
+    source: str, expected: dict[str, str]
+) -> None:
+    assert _attributes(source) == expected
 
 
 # -- end to end --------------------------------------------------------------------
@@ -387,6 +464,35 @@ def test_rnk102_on_a_group_that_may_hold_just_the_ranks_that_reach_it_stays_sile
 ) -> None:
     source = _WORLD.replace("GROUP", group).replace("TEST", test)
     assert codes_by_line(source, select=SELECT) == []
+
+
+_STORED = """
+import torch.distributed as dist
+
+class Comm:
+    def __init__(self, world_size):
+        self.pg = GROUP
+
+    def sync(self, t):
+        if dist.get_rank() == 0:
+            dist.all_reduce(t, group=self.pg)
+"""
+
+
+@pytest.mark.parametrize(
+    ("group", "reported"),
+    [
+        ("dist.new_group(list(range(world_size)))", True),
+        ("mesh.get_group()", True),
+        ("dist.new_group(list(range(1, world_size)))", False),
+        ("init_weight_sync_group()", False),
+    ],
+)
+def test_rnk102_on_a_group_kept_in_an_attribute_reads_how_the_class_made_it(
+    group: str, reported: bool
+) -> None:
+    source = _STORED.replace("GROUP", group)
+    assert codes_by_line(source, select=SELECT) == ([(9, "RNK102")] if reported else [])
 
 
 def test_rnk102_on_a_mesh_group_names_it_in_the_evidence() -> None:

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 import libcst as cst
 
 from ranklint.analysis.walk.constants import bindings
-from ranklint.syntax import block_statements
+from ranklint.syntax import block_statements, suite_statements
 
 _DICT_MUTATORS = r"\.(?:update|pop|setdefault|clear|popitem)\("
 
@@ -64,6 +64,78 @@ def _changed(name: str, text: str) -> bool:
     escaped = re.escape(name)
     keyed = rf"\b{escaped}\s*\[[^\]\n]*\]\s*(?:=(?!=)|[-+*/|&]=)|\bdel\s+{escaped}\s*\["
     return bool(re.search(rf"{keyed}|\b{escaped}{_DICT_MUTATORS}", text))
+
+
+def attribute_definitions(module: cst.Module) -> dict[str, cst.BaseExpression]:
+    """Attribute -> value of each ``self.<attribute>`` that the methods of the
+    module's classes assign exactly once, in a plain assignment (``self.pg =
+    dist.new_group()`` in ``__init__``), and nowhere else. Two classes that assign
+    the same attribute name cancel each other out. Read from statements only."""
+    counts: Counter[str] = Counter()
+    found: dict[str, cst.BaseExpression] = {}
+    for statement in _class_methods(module.body):
+        for name, value in _self_assignments(statement):
+            counts[name] += 1
+            if value is not None:
+                found[name] = value
+    return {name: value for name, value in found.items() if counts[name] == 1}
+
+
+def _class_methods(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseStatement]:
+    """The statements of the methods of the classes among ``statements`` (nested too)."""
+    for statement in statements:
+        if isinstance(statement, cst.ClassDef):
+            for member in suite_statements(statement.body):
+                if isinstance(member, cst.FunctionDef):
+                    yield from _flattened(suite_statements(member.body))
+                elif isinstance(member, cst.ClassDef):
+                    yield from _class_methods([member])
+        elif isinstance(statement, cst.BaseCompoundStatement) and not isinstance(
+            statement, cst.FunctionDef
+        ):
+            yield from _class_methods(block_statements(statement))
+
+
+def _flattened(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseStatement]:
+    """``statements`` and those of their blocks, nested functions' bodies left out."""
+    for statement in statements:
+        yield statement
+        if isinstance(statement, cst.BaseCompoundStatement) and not isinstance(
+            statement, (cst.FunctionDef, cst.ClassDef)
+        ):
+            yield from _flattened(block_statements(statement))
+
+
+def _self_assignments(
+    statement: cst.BaseStatement,
+) -> Iterator[tuple[str, cst.BaseExpression | None]]:
+    """(attribute, value) of each ``self.x = value`` in a line; (attribute, None)
+    for any other binding of ``self.x`` (augmented, annotated, unpacked, deleted)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return
+    for small in statement.body:
+        if isinstance(small, cst.Assign):
+            plain = len(small.targets) == 1
+            for target in small.targets:
+                for attribute, whole in _self_targets(target.target):
+                    yield attribute, small.value if plain and whole else None
+        elif isinstance(small, (cst.AugAssign, cst.AnnAssign, cst.Del)):
+            for attribute, _ in _self_targets(small.target):
+                yield attribute, None
+
+
+def _self_targets(target: cst.BaseExpression) -> Iterator[tuple[str, bool]]:
+    """(attribute, whether the whole target) of each ``self.x`` a target binds."""
+    if (
+        isinstance(target, cst.Attribute)
+        and isinstance(target.value, cst.Name)
+        and target.value.value == "self"
+    ):
+        yield target.attr.value, True
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            for attribute, _ in _self_targets(element.value):
+                yield attribute, False
 
 
 def _declared_global(statements: Sequence[cst.BaseStatement]) -> Iterator[str]:

@@ -32,6 +32,7 @@ from typing import Protocol
 import libcst as cst
 
 from ranklint.analysis.walk.axes import GLOBAL_AXIS
+from ranklint.analysis.walk.definitions import attribute_definitions
 from ranklint.analysis.walk.literals import int_value, string_value
 from ranklint.analysis.walk.names import NameTable, dotted_name
 from ranklint.model.taint import Taint
@@ -90,6 +91,24 @@ class GroupTable:
         self._module = module
         self._names = names
         self._module_groups: dict[str, frozenset[int] | None] | None = None
+        self._attributes: dict[str, cst.BaseExpression] | None = None
+
+    @property
+    def names(self) -> NameTable:
+        return self._names
+
+    def definition(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The value of ``self.<x>`` where the module's methods assign it once
+        (see analysis.walk.definitions.attribute_definitions); None otherwise."""
+        if not (
+            isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name)
+            and node.value.value == "self"
+        ):
+            return None
+        if self._attributes is None:
+            self._attributes = attribute_definitions(self._module)
+        return self._attributes.get(node.attr.value)
 
     def members(
         self,
@@ -111,13 +130,23 @@ EVERY_RANK = "every-rank"
 MESH_GROUP = "mesh-group"
 
 
-def made_group(group: cst.BaseExpression, scan: Definitions | None, names: NameTable) -> str | None:
-    """How the group ``group`` names was made, where the function shows it (itself,
-    or a name it binds once): :data:`EVERY_RANK` for ``new_group()`` of no ranks or
+def made_group(
+    group: cst.BaseExpression,
+    scan: Definitions | None,
+    names: NameTable,
+    attributes: Definitions | None = None,
+) -> str | None:
+    """How the group ``group`` names was made, where the code shows it (itself, a
+    name the function binds once, or ``self.<x>`` that the module's methods assign
+    once, read from ``attributes``): :data:`EVERY_RANK` for ``new_group()`` of no ranks or
     of ``range(world_size)``; :data:`MESH_GROUP` for a device mesh's ``get_group()``,
     whose members are the ranks that shard together (one global rank does not
     make such a group alone); None otherwise."""
-    made = scan.definition(group) if scan is not None and isinstance(group, cst.Name) else None
+    made = None
+    if isinstance(group, cst.Name) and scan is not None:
+        made = scan.definition(group)
+    elif isinstance(group, cst.Attribute) and attributes is not None:
+        made = attributes.definition(group)
     node = group if made is None else made
     if not isinstance(node, cst.Call):
         return None
@@ -140,7 +169,7 @@ def group_made(
     group: cst.BaseExpression | None,
     axes: frozenset[str] | None,
     scan: Definitions | None,
-    names: NameTable,
+    table: GroupTable,
 ) -> tuple[frozenset[str] | None, bool]:
     """(axes, whether a device mesh's group) of a collective's group argument whose
     axes are ``axes`` as read from its text: a group of every rank (see
@@ -148,7 +177,7 @@ def group_made(
     told apart; any other group keeps ``axes``."""
     if axes is not None or group is None:
         return axes, False
-    made = made_group(group, scan, names)
+    made = made_group(group, scan, table.names, table)
     return (frozenset() if made == EVERY_RANK else None), made == MESH_GROUP
 
 

@@ -303,7 +303,7 @@ class FactsBuilder:
             if world:
                 group_text = None
         scan = self.rank.scan()
-        group_axes, mesh_group = group_made(argument, group_axes, scan, self.calls.names)
+        group_axes, mesh_group = group_made(argument, group_axes, scan, self._groups)
         members = None  # a file that never names new_group has no such groups
         if "new_group" in self.calls.source:
             members = self._groups.members(argument, None if scan is None else scan.groups)

@@ -112,13 +112,15 @@ barrier:` or `if barrier and dist.is_initialized():`); "is this run
 distributed" tests on a rank (`local_rank != -1`, `rank >= 0`).
 
 A group that a framework object holds (a DTensor's mesh), or a device mesh's
-group kept in a name (`g = mesh.get_group()`), is judged only under a test of
+group kept in a name or in an attribute the class assigns once (`g =
+mesh.get_group()`, `self.pg = mesh.get_group()`), is judged only under a test of
 the global rank against one number: one rank that reaches it alone (`if
 dist.get_rank() == 0: dt.full_tensor()`, `me + 1 < 2`, `rank == world_size -
 1`, or the others returning early) hangs, since the mesh spans the ranks that
 shard the tensor; a side that several ranks take may be exactly the mesh. A
 group made of every rank (`new_group()`, `new_group(list(range(world_size)))`)
-is judged as the default group. A group whose ranks are written out
+(also kept in a name or an attribute assigned once) is judged as the default
+group. A group whose ranks are written out
 (`new_group([2, 3])`, or a list bound once to a name) is judged on each member
 under a test of the global rank against a number; the test is read through
 names and flags the function binds once (`me = dist.get_rank()`; `x = 1 if me
