@@ -272,6 +272,15 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/analysis/walk/test_container_views.py",
         ),
     ),
+    # Rank tests read through names bound once, and groups whose make-up a
+    # function or a class shows (the oracle's membership and unknown-group classes).
+    "rank_tests": (
+        ("analysis/walk/definitions.py", "analysis/walk/membership.py"),
+        (
+            "tests/analysis/walk/test_rank_tests.py",
+            "tests/analysis/walk/test_membership.py",
+        ),
+    ),
     # Jupyter notebooks read as Python and written back, and their cell placement.
     "notebooks": (
         ("notebook.py", "places.py"),

@@ -87,10 +87,12 @@ def test_group_table_prefers_the_function_s_own_name_to_the_module_s() -> None:
         ((">=", 3), {2, 3}, True),
         ((">=", 2), {2, 3}, False),
         (("==", 2), {2}, False),
+        # A number that is not written out splits nothing it can tell.
+        (("==", "world_size - 1"), {1, 2}, False),
     ],
 )
 def test_splits_when_members_disagree_on_the_test(
-    test: tuple[str, int], members: set[int], expected: bool
+    test: tuple[str, int | str], members: set[int], expected: bool
 ) -> None:
     assert splits(test, frozenset(members)) is expected
 

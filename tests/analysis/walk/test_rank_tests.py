@@ -27,6 +27,7 @@ pytestmark = pytest.mark.timeout(30)
 SELECT = ("RNK102",)
 _GLOBAL = ("rank", "me")
 _RANK = Taint(rank=True, axes=frozenset({"*"}))
+_GLOBAL_READS = rf"\b(?:{'|'.join(_GLOBAL)})\b|get_rank\(\)|\[\"RANK\"\]"
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -42,8 +43,9 @@ class _Scan:
 
 
 class _Values:
-    """Taints by the names a value reads: `rank`/`me` the global rank, `tp_rank`
-    the tensor-parallel one, `helper_rank()` a project call; anything else uniform."""
+    """Taints by the names a value reads: `rank`/`me`, `get_rank()` and
+    `os.environ["RANK"]` the global rank, `tp_rank` the tensor-parallel one,
+    `helper_rank()` a project call; anything else uniform."""
 
     def __init__(self, definitions: str = "", *, in_function: bool = True) -> None:
         module = cst.parse_module(textwrap.dedent(definitions))
@@ -57,7 +59,7 @@ class _Values:
 
     def taint(self, node: cst.BaseExpression, depth: int = 0) -> Taint:
         text = _code(node)
-        if re.search(rf"\b(?:{'|'.join(_GLOBAL)})\b", text) or "get_rank()" in text:
+        if re.search(_GLOBAL_READS, text):
             return _RANK
         if re.search(r"\btp_rank\b", text):
             return Taint(rank=True, axes=frozenset({"tp"}))
@@ -96,6 +98,8 @@ def _test(text: str, definitions: str = "") -> tuple[str, int | str] | None:
         # A name bound once to the rank, or to `int()` of it, is the rank.
         ("me2 == 1", "me2 = dist.get_rank()", ("==", 1)),
         ("who == 1", "who = int(rank)", ("==", 1)),
+        ("who == 1", 'who = int(os.environ["RANK"])', ("==", 1)),
+        ("who == 1", "who = max(rank, 0)", ("==", 1)),
         ("a == 1", "a = b\nb = rank", ("==", 1)),
         # A flag chosen by a rank test, as a truth test or against either arm.
         ("x", "x = 1 if rank == 2 else 0", ("==", 2)),
@@ -155,6 +159,10 @@ def test_rank_test_reads_through_names_flags_and_operands_to_the_test_of_the_ran
         ("0 <= rank < 2", ""),
         ("1 == x", ""),
         # A value derived from the rank is not the rank.
+        ("x == 1", "x = int(rank < 2)"),
+        ("x == 1", "x = round(rank / 2)"),
+        ("x == 1", "x = 1 if rank == 2 else 1"),
+        ("rank_count == 0", ""),
         ("x == 1", "x = rank % 2"),
         ("x == 0", "x = rank // 2"),
         ("x == 1", ""),
@@ -174,6 +182,37 @@ def test_rank_test_is_none_for_what_is_not_a_test_of_the_global_rank_itself(
     text: str, definitions: str
 ) -> None:
     assert _test(text, definitions) is None
+
+
+def _chain(length: int, last: str) -> str:
+    """`a1 = a2`, ..., `a<length> = last`: a test of `a1` reads through each name."""
+    lines = [f"a{i} = a{i + 1}" for i in range(1, length)]
+    return "\n".join([*lines, f"a{length} = {last}"])
+
+
+@pytest.mark.parametrize(
+    ("text", "last", "longest"),
+    [
+        # Each name read is one level; the test is read up to four levels down.
+        ("a1", "rank == 2", 4),
+        ("a1", "1 if rank == 2 else 0", 4),
+        ("a1", "rank == 2 and ready", 3),
+        ("a1 == 1", "1 if rank == 2 else 0", 1),
+        # A name that is the rank itself: up to five names to the query.
+        ("a1 == 2", "dist.get_rank()", 5),
+    ],
+)
+def test_rank_test_reads_through_a_bounded_number_of_names(
+    text: str, last: str, longest: int
+) -> None:
+    assert _test(text, _chain(longest, last)) == ("==", 2)
+    assert _test(text, _chain(longest + 1, last)) is None
+
+
+def test_rank_test_of_a_chosen_flag_reads_its_test_through_names_one_level_deeper() -> None:
+    chosen = "\nx = 1 if a1 else 0"
+    assert _test("x == 1", _chain(3, "rank == 2") + chosen) == ("==", 2)
+    assert _test("x == 1", _chain(4, "rank == 2") + chosen) is None
 
 
 def test_rank_test_at_module_level_reads_no_definition() -> None:
@@ -197,6 +236,10 @@ def _definitions(body: str) -> dict[str, str]:
     ("body", "expected"),
     [
         ("me = dist.get_rank()", {"me": "dist.get_rank()"}),
+        ("print(a); me = dist.get_rank()", {"me": "dist.get_rank()"}),
+        ("x = 1\nx = 2\nme = rank", {"me": "rank"}),
+        ('d = {"a": 1}\nd["b"] = 2\nme = rank', {"me": "rank"}),
+        ("if a:\n    global _ME\n    _ME = dist.get_rank()", {"_ME": "dist.get_rank()"}),
         ("r, w = get_rank(), get_world()", {"r": "get_rank()", "w": "get_world()"}),
         ("if a:\n    x = 1 if b else 0", {"x": "1 if b else 0"}),
         ("global _ME\n_ME = dist.get_rank()", {"_ME": "dist.get_rank()"}),
@@ -237,6 +280,14 @@ def test_single_definitions_keeps_names_bound_once_in_a_plain_assignment(
     assert _definitions(body) == expected
 
 
+def test_single_definitions_reads_a_one_line_body() -> None:
+    source = "def f(): me = dist.get_rank(); x = 1; x = 2\n"
+    function = cst.parse_module(source).body[0]
+    assert isinstance(function, cst.FunctionDef)
+    found = single_definitions(function, source)
+    assert {name: _code(value) for name, value in found.items()} == {"me": "dist.get_rank()"}
+
+
 def test_single_definitions_of_a_lambda_is_empty() -> None:
     node = cst.parse_expression("lambda x: x")
     assert isinstance(node, cst.Lambda)
@@ -266,6 +317,7 @@ def _names() -> NameTable:
         # Not every rank, or not shown.
         ("dist.new_group(list(range(world_size - 1)))", "", None),
         ("dist.new_group(list(range(1, world_size)))", "", None),
+        ("dist.new_group(list(range(world_size, 2 * world_size)))", "", None),
         ("dist.new_group(range(n))", "", None),
         ("dist.new_group(range(dist.get_world_size(group)))", "", None),
         ("dist.new_group(range(size()))", "", None),
@@ -361,6 +413,7 @@ def _attributes(source: str) -> dict[str, str]:
         ("class C:\n    def a(self):\n        self.pg = one()\n        self.pg += 1", {}),
         ("class C:\n    def a(self):\n        self.pg: G = one()\n        self.n = 1", {"n": "1"}),
         ("class C:\n    def a(self):\n        self.pg, self.n = one()", {}),
+        ("class C:\n    def a(self):\n        self.pg = one()\n        self.pg, n = two()", {}),
         ("class C:\n    def a(self):\n        self.pg = self.n = one()", {}),
         ("class C:\n    def a(self):\n        self.pg = one()\n        del self.pg", {}),
         # Not a method's own statement, or not `self`.

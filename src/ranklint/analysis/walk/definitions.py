@@ -37,7 +37,7 @@ def single_definitions(
     exactly once, in a plain assignment."""
     if not isinstance(function, cst.FunctionDef):
         return {}
-    statements = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
+    statements = suite_statements(function.body)
     params = function.params
     counts = Counter(bindings(statements))
     # `global _ME` then `_ME = dist.get_rank()`: the declaration binds nothing itself.
@@ -141,15 +141,11 @@ def _self_targets(target: cst.BaseExpression) -> Iterator[tuple[str, bool]]:
 def _declared_global(statements: Sequence[cst.BaseStatement]) -> Iterator[str]:
     """The names the function's own ``global`` statements declare (not a nested
     function's)."""
-    for statement in statements:
+    for statement in _flattened(statements):
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, cst.Global):
                     yield from (item.name.value for item in small.names)
-        elif isinstance(statement, cst.BaseCompoundStatement) and not isinstance(
-            statement, (cst.FunctionDef, cst.ClassDef)
-        ):
-            yield from _declared_global(block_statements(statement))
 
 
 def _assignments(
@@ -173,7 +169,9 @@ def _assignments(
                         for element in (*target.elements, *value.elements)
                     )
                 ):
-                    for part, element in zip(target.elements, value.elements, strict=True):
+                    # (The lengths are equal: `strict` changes nothing, not mutated.)
+                    pairs = zip(target.elements, value.elements, strict=True)  # pragma: no mutate
+                    for part, element in pairs:
                         if isinstance(part.value, cst.Name):
                             yield part.value.value, element.value
         elif isinstance(statement, cst.BaseCompoundStatement) and not isinstance(

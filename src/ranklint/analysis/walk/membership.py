@@ -36,7 +36,7 @@ from ranklint.analysis.walk.definitions import attribute_definitions
 from ranklint.analysis.walk.literals import int_value, string_value
 from ranklint.analysis.walk.names import NameTable, dotted_name
 from ranklint.model.taint import Taint
-from ranklint.syntax import boolean_operands, iter_nodes
+from ranklint.syntax import boolean_operands, iter_nodes, source_text
 
 _NEW_GROUP = frozenset(
     {"torch.distributed.new_group", "torch.distributed.distributed_c10d.new_group"}
@@ -248,7 +248,7 @@ class RankValues(Protocol):
     """What :func:`rank_test` reads of the walk: the taint of a value where the test
     is, and the function being walked (None at module level)."""
 
-    def taint(self, node: cst.BaseExpression, depth: int = 0) -> Taint: ...
+    def taint(self, node: cst.BaseExpression, depth: int = 0) -> Taint: ...  # pragma: no mutate
 
     def scan(self) -> Definitions | None: ...
 
@@ -359,7 +359,7 @@ def _compared(test: cst.BaseExpression, values: RankValues, depth: int) -> RankT
         if number is not None:
             return _one_rank((symbols[which], number - shift))
         if symbols[which] in ("==", "!=") and not values.taint(other).possible:
-            return (symbols[which], " ".join(cst.Module([]).code_for_node(other).split()))
+            return (symbols[which], " ".join(source_text(other).split()))
     return None
 
 
@@ -387,23 +387,21 @@ def _one_rank(test: RankTest) -> RankTest:
 
 def _is_the_rank(node: cst.BaseExpression, values: RankValues, depth: int) -> bool:
     """Whether ``node`` is the rank itself: it names it (see names_the_rank), or is a
-    name bound once to what does (`me = dist.get_rank()`)."""
+    name bound once to what does (`me = dist.get_rank()`, `who =
+    int(os.environ["RANK"])`; not `x = int(rank < 2)`: a call of anything but
+    names, attributes, subscripts, literals and calls is no rank)."""
     if names_the_rank(node):
         return True
     definition = _definition(node, values) if depth <= _DEPTH else None
-    return definition is not None and _is_the_rank(_unwrapped(definition), values, depth + 1)
-
-
-def _unwrapped(node: cst.BaseExpression) -> cst.BaseExpression:
-    """``int(x)`` as ``x``."""
-    while (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Name)
-        and node.func.value == "int"
-        and len(node.args) == 1
+    if isinstance(definition, cst.Call) and not all(
+        isinstance(arg.value, _PLAIN) for arg in definition.args
     ):
-        node = node.args[0].value
-    return node
+        return False
+    return definition is not None and _is_the_rank(definition, values, depth + 1)
+
+
+# What a call that returns the rank itself passes: `int(os.environ["RANK"])`.
+_PLAIN = (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.BaseString, cst.Integer)
 
 
 def _global(taint: Taint) -> bool:
