@@ -137,6 +137,26 @@ NOT_FOUND_YET: dict[str, str] = {
         "an early `return None` on this rank's empty targets skips a module whose parameters "
         "DDP's implicit all-reduce in `backward()` waits for: not modelled"
     ),
+    "a94_alpaca_rlhf_reward_eval_under_global_rank0": (
+        "the evaluation all-reduces through `get_all_reduce_mean`, imported from the project's "
+        "utils module, which a one-file run does not see"
+    ),
+    "b91_etha_broadcast_groups_first_touch_per_direction": (
+        "groups created on first use per direction, in an order that depends on which side "
+        "of the pair a rank is: the order of lazy creations is not compared between ranks"
+    ),
+    "c93_nvalchemi_controller_broadcast_src0_domain_group": (
+        "`src = 0` on `self._strategy.process_group`, a group no axis name tells a subgroup "
+        "(RNK109 reports integer roots on groups along a parallel axis only)"
+    ),
+    "d92_pytext_best_epoch_counter_rank0_extra_ddp_epoch": (
+        "rank 0 alone resets an early-stop counter kept in a state object, and the model's DDP "
+        "forward and backward in the next epoch are implicit collectives: neither is followed"
+    ),
+    "d93_flagperf_longformer_local_acc_ends_training_on_some_ranks": (
+        "a rank-local accuracy ends the training loop through a status object set in another "
+        "method, and the collectives left waiting are DDP's implicit ones: not modelled"
+    ),
     "f91_fairchem_force_loss_mean_of_replica_means": (
         "a per-replica mean loss that DDP's gradient averaging weighs equally: the implicit "
         "reduction of DDP is not read as a mean of means"
@@ -173,6 +193,9 @@ NOT_FOUND_YET |= {
         "c91_pytorch_chunk_sharding_scatter_group_src",
         "d90_prime_rl_sft_eval_fsdp_forward_uneven_batches",
         "f90_hydragnn_local_loss_over_global_dataset_len",
+        "a93_speechbrain_intra_epoch_ckpt_time_decision_main_only",
+        "a95_ms_swift_master_only_meta_model_load_safe_ddp_barrier",
+        "c92_veomni_fp32_master_broadcast_dp_local_src",
     )
 }
 # case -> why it is found only below the default tier (`--confidence medium` or low).
