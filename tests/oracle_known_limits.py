@@ -37,8 +37,9 @@ a ``new_group`` passed to a helper, under a single-rank test; a group of
 every rank or a mesh's group in a local name or an attribute the class assigns
 once is followed since, ``analysis/walk/definitions.py``), ``per-rank-keys``,
 ``state-across-calls``, ``explicit-members`` (members are judged under a test
-of the rank itself or of a name or flag bound once to one, ``me == 2`` or ``x
-= 1 if me < 2 else 0; if x:``, not under ``me % 2 == 0``), ``rank-local-exit``,
+of the rank itself or of a name or flag bound once to one, ``me == 2``, ``me
+% 2 == 0`` or ``x = 1 if me < 2 else 0; if x:``; the slice has none left),
+``rank-local-exit``,
 ``dead-debug-flag`` (a debug flag read from the environment, off in the run:
 ``debug = os.environ.get(...) == "1"``), ``draw-source`` (a per-rank random
 draw, medium only). The decorator class has no entry since its decorators are
@@ -80,8 +81,6 @@ KNOWN_LIMITS: dict[tuple[int, str], tuple[str, str, str]] = {
     (1000080, "high"): ("loop-exit", "missed", "name-only-source"),
     (1500072, "high"): ("unknown-group", "missed", "unknown-group"),
     (1500072, "medium"): ("unknown-group", "missed", "unknown-group"),
-    (1500075, "high"): ("membership", "missed", "explicit-members"),
-    (1500075, "medium"): ("membership", "missed", "explicit-members"),
     (1500079, "high"): ("dict-order", "missed", "per-rank-keys"),
     (1500079, "medium"): ("dict-order", "missed", "per-rank-keys"),
     (1500080, "high"): ("state-later", "missed", "state-across-calls"),

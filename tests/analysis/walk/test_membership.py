@@ -87,6 +87,12 @@ def test_group_table_prefers_the_function_s_own_name_to_the_module_s() -> None:
         ((">=", 3), {2, 3}, True),
         ((">=", 2), {2, 3}, False),
         (("==", 2), {2}, False),
+        # The rank modulo a number: members of both parities, or of one.
+        (("%2==", 0), {2, 3}, True),
+        (("%2!=", 0), {2, 3}, True),
+        (("%2==", 0), {2, 4}, False),
+        (("%3==", 1), {1, 4}, False),
+        (("%3==", 1), {1, 5}, True),
         # A number that is not written out splits nothing it can tell.
         (("==", "world_size - 1"), {1, 2}, False),
     ],

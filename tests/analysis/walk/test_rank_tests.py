@@ -127,6 +127,12 @@ def _test(text: str, definitions: str = "") -> tuple[str, int | str] | None:
         ("rank >= 1", "", ("!=", 0)),
         ("rank > 0", "", ("!=", 0)),
         ("rank < 3", "", ("<", 3)),
+        # The rank modulo a number, in equalities.
+        ("rank % 2 == 0", "", ("%2==", 0)),
+        ("rank % 4 != 1", "", ("%4!=", 1)),
+        ("not rank % 2 == 0", "", ("%2!=", 0)),
+        ("x == 1", "x = 1 if rank % 2 == 1 else 0", ("%2==", 1)),
+        ("x == 0", "x = 1 if rank % 2 == 1 else 0", ("%2!=", 1)),
         # A value every rank shares stands for a number in equalities only.
         ("rank == world_size - 1", "", ("==", "world_size - 1")),
         ("world_size - 1 != rank", "", ("!=", "world_size - 1")),
@@ -173,6 +179,13 @@ def test_rank_test_reads_through_names_flags_and_operands_to_the_test_of_the_ran
         # Along one axis only.
         ("tp_rank == 0", ""),
         ("tp_rank + 1 < 2", ""),
+        # A modulus in an ordering, of zero or no literal, or with an offset.
+        ("rank % 2 < 1", ""),
+        ("rank % 0 == 0", ""),
+        ("rank % n == 0", ""),
+        ("(rank + 1) % 2 == 0", ""),
+        ("rank % 2 + 1 == 1", ""),
+        ("rank % 2 == world_size", ""),
         # Offsets that are no literal, or another operator.
         ("rank * 2 == 2", ""),
         ("rank + n == 2", ""),
@@ -452,6 +465,9 @@ def sync(t):
         ('flags = {"main": me == 2}', 'flags["main"]', True),
         ("is_first = me == 1", "is_first", True),
         ("pass", "me % 2 == 1 and me == 1", False),
+        ("pass", "me % 2 == 0", True),
+        ("x = 1 if me % 2 == 1 else 0", "x == 1", True),
+        ("pass", "me % 3 != 0", False),
         # Tests that keep the members together.
         ("x = 1 if 1 <= me <= 2 else 0", "x == 1", False),
         ("x = 1 if me in ranks else 0", "x", False),

@@ -13,8 +13,9 @@ The test is read through what the function binds once
 if me == 2 else 0`` then ``if x:``, ``flags = {"main": me == 2}`` then ``if
 flags["main"]:``, and ``ranks = [2, 3]`` then ``new_group(ranks)``; through
 ``and``/``or`` with one rank-dependent operand; and with the rank offset by a
-literal (``me + 1 < 2``). ``rank == world_size - 1`` is a test of one rank
-too, though its number is not known.
+literal (``me + 1 < 2``) or taken modulo one (``me % 2 == 0``, evaluated on
+each member). ``rank == world_size - 1`` is a test of one rank too, though its
+number is not known.
 
 Groups whose make-up a function shows otherwise: ``new_group()`` or
 ``new_group(list(range(world_size)))`` holds every rank (the default group's
@@ -26,6 +27,7 @@ analysis.project.sequences.relevant).
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Callable
 from typing import Protocol
 
@@ -52,6 +54,19 @@ _OPERATORS: dict[type[cst.BaseCompOp], tuple[str, str]] = {
     cst.GreaterThanEqual: (">=", "<="),
 }
 _NEGATED = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+# A test of the rank modulo a number (`rank % 2 == 0`) has the operator
+# `%2==` (or `%2!=`): never a test of one rank.
+_MODULO = re.compile(r"%(\d+)(==|!=)")
+
+
+def _negated(test: RankTest) -> RankTest:
+    symbol = test[0]
+    modulo = _MODULO.fullmatch(symbol)
+    if modulo:
+        return (f"%{modulo[1]}{_NEGATED[modulo[2]]}", test[1])
+    return (_NEGATED[symbol], test[1])
+
+
 _COMPARE: dict[str, Callable[[int, int], bool]] = {
     "==": operator.eq,
     "!=": operator.ne,
@@ -60,7 +75,8 @@ _COMPARE: dict[str, Callable[[int, int], bool]] = {
     ">": operator.gt,
     ">=": operator.ge,
 }
-# (operator, number): a literal number, or the text of a value every rank shares.
+# (operator, number): a literal number, or the text of a value every rank shares;
+# the operator `%2==` tests the rank modulo 2 (see _MODULO).
 RankTest = tuple[str, int | str]
 
 
@@ -285,7 +301,7 @@ def rank_test(test: cst.BaseExpression, values: RankValues, depth: int = 0) -> R
         found = _compared(test, values, depth)
     if found is None:
         return None
-    return (_NEGATED[found[0]], found[1]) if negated else found
+    return _negated(found) if negated else found
 
 
 def _restated(test: cst.BaseExpression, values: RankValues, depth: int) -> RankTest | None:
@@ -304,7 +320,7 @@ def _restated(test: cst.BaseExpression, values: RankValues, depth: int) -> RankT
             if chosen is not None:
                 found = rank_test(chosen[0], values, depth + 1)
                 flip = chosen[1] != isinstance(target.operator, cst.NotEqual)
-                return (_NEGATED[found[0]], found[1]) if found and flip else found
+                return _negated(found) if found and flip else found
         return None
     definition = _definition(test, values)
     if definition is None:
@@ -314,7 +330,7 @@ def _restated(test: cst.BaseExpression, values: RankValues, depth: int) -> RankT
         if None in truths or bool(truths[0]) == bool(truths[1]):
             return None
         found = rank_test(definition.test, values, depth + 1)
-        return (_NEGATED[found[0]], found[1]) if found and not truths[0] else found
+        return _negated(found) if found and not truths[0] else found
     return rank_test(definition, values, depth + 1)
 
 
@@ -353,12 +369,15 @@ def _compared(test: cst.BaseExpression, values: RankValues, depth: int) -> RankT
     sides = ((test.left, target.comparator, 0), (target.comparator, test.left, 1))
     for side, other, which in sides:
         rank, shift = _shifted(side)
+        rank, modulus = _modulo(rank) if symbols[which] in ("==", "!=") else (rank, None)
         if not (_is_the_rank(rank, values, depth) and _global(values.taint(rank))):
             continue
         number = int_value(other)
-        if number is not None:
+        if number is not None and modulus is not None and not shift:
+            return (f"%{modulus}{symbols[which]}", number)
+        if number is not None and modulus is None:
             return _one_rank((symbols[which], number - shift))
-        if symbols[which] in ("==", "!=") and not values.taint(other).possible:
+        if modulus is None and symbols[which] in ("==", "!=") and not values.taint(other).possible:
             return (symbols[which], " ".join(source_text(other).split()))
     return None
 
@@ -370,6 +389,15 @@ def _shifted(node: cst.BaseExpression) -> tuple[cst.BaseExpression, int]:
         if number is not None:
             return node.left, number if isinstance(node.operator, cst.Add) else -number
     return node, 0
+
+
+def _modulo(node: cst.BaseExpression) -> tuple[cst.BaseExpression, int | None]:
+    """``rank % 2`` as (``rank``, 2); else (node, None)."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+        number = int_value(node.right)
+        if number:
+            return node.left, number
+    return node, None
 
 
 # Ranks are never negative: these orderings single out rank 0 (or all but it).
@@ -424,7 +452,12 @@ def names_the_rank(node: cst.BaseExpression) -> bool:
 def splits(test: RankTest, members: frozenset[int]) -> bool:
     """Whether some members of a group pass ``test`` and others fail it (False where
     the test's number is not written out)."""
-    compare, number = _COMPARE[test[0]], test[1]
+    symbol, number = test
     if not isinstance(number, int):
         return False
+    modulo = _MODULO.fullmatch(symbol)
+    if modulo:
+        modulus, compare = int(modulo[1]), _COMPARE[modulo[2]]
+        return len({compare(member % modulus, number) for member in members}) > 1
+    compare = _COMPARE[symbol]
     return len({compare(member, number) for member in members}) > 1

@@ -137,7 +137,7 @@ def guard_kind(test: str, cond: RankCond | None) -> str:
     if cond is not None and cond.membership:
         return "membership"
     if cond is not None and cond.rank_test is not None:
-        return "equality" if cond.rank_test[0] in ("==", "!=") else "ordering"
+        return "ordering" if cond.rank_test[0] in ("<", "<=", ">", ">=") else "equality"
     if " in " in f" {test} ":
         return "membership"
     if "==" in test or "!=" in test:

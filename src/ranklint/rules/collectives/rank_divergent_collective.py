@@ -120,15 +120,14 @@ dist.get_rank() == 0: dt.full_tensor()`, `me + 1 < 2`, `rank == world_size -
 shard the tensor; a side that several ranks take may be exactly the mesh. A
 group made of every rank (`new_group()`, `new_group(list(range(world_size)))`)
 (also kept in a name or an attribute assigned once) is judged as the default
-group. A group whose ranks are written out
-(`new_group([2, 3])`, or a list bound once to a name) is judged on each member
-under a test of the global rank against a number; the test is read through
-names and flags the function binds once (`me = dist.get_rank()`; `x = 1 if me
-== 2 else 0`, then `if x:`) and through `and`/`or` with one rank-dependent
-operand. `save_state()`/`save_model()`
-communicate only under DeepSpeed or FSDP; a rank test around them is not
-reported where it also tests for that backend (`if is_deepspeed or
-is_main:`).
+group. A group whose ranks are written out (`new_group([2, 3])`, or a list
+bound once to a name) is judged on each member under a test of the global rank
+(or of it modulo a number) against a number; the test is read through names
+and flags the function binds once (`me = dist.get_rank()`; `x = 1 if me == 2
+else 0`, then `if x:`) and through `and`/`or` with one rank-dependent operand.
+`save_state()`/`save_model()` communicate only under DeepSpeed or FSDP; a rank
+test around them is not reported where it also tests for that backend (`if
+is_deepspeed or is_main:`).
 
 A rank-dependent `raise` is not treated as an early exit: the raising rank
 fails with an error and the launcher stops the job, so there is no silent
