@@ -33,9 +33,10 @@ Since the second family of classes (``oracle.CLASSES_V2``, seeds from
 ``oracle.V2_OFFSET`` on) joined the slice, it holds 114 programs of the first
 grammar (unchanged) and 96 of the second; their entries are keyed by the
 class's idiom (``oracle.REASONS``): ``unknown-group`` (DTensor, a mesh's group,
-a ``new_group`` passed to a helper, under a single-rank test; a group of
-every rank or a mesh's group in a local name or an attribute the class assigns
-once is followed since, ``analysis/walk/definitions.py``), ``per-rank-keys``,
+a ``new_group`` made where the program does not show it, under a
+single-rank test; a group of every rank or a mesh's group in a local name, in
+an attribute the class assigns once, or passed to a helper is followed since,
+``analysis/walk/definitions.py``; the slice has none left), ``per-rank-keys``,
 ``state-across-calls``, ``explicit-members`` (members are judged under a test
 of the rank itself or of a name or flag bound once to one, ``me == 2``, ``me
 % 2 == 0`` or ``x = 1 if me < 2 else 0; if x:``; the slice has none left),
@@ -69,8 +70,6 @@ KNOWN_LIMITS: dict[tuple[int, str], tuple[str, str, str]] = {
     (1500035, "high"): ("local-exit", "missed", "rank-local-exit"),
     (1500035, "medium"): ("local-exit", "missed", "rank-local-exit"),
     (1000042, "high"): ("mismatch", "missed", "name-only-source"),
-    (1500036, "high"): ("unknown-group", "missed", "unknown-group"),
-    (1500036, "medium"): ("unknown-group", "missed", "unknown-group"),
     (1500038, "high"): ("state-later", "missed", "state-across-calls"),
     (1500038, "medium"): ("state-later", "missed", "state-across-calls"),
     (1500049, "high"): ("dict-order", "missed", "per-rank-keys"),
@@ -79,8 +78,6 @@ KNOWN_LIMITS: dict[tuple[int, str], tuple[str, str, str]] = {
     (1500059, "high"): ("local-exit", "missed", "name-only-source"),
     (1500065, "high"): ("local-exit", "missed", "name-only-source"),
     (1000080, "high"): ("loop-exit", "missed", "name-only-source"),
-    (1500072, "high"): ("unknown-group", "missed", "unknown-group"),
-    (1500072, "medium"): ("unknown-group", "missed", "unknown-group"),
     (1500079, "high"): ("dict-order", "missed", "per-rank-keys"),
     (1500079, "medium"): ("dict-order", "missed", "per-rank-keys"),
     (1500080, "high"): ("state-later", "missed", "state-across-calls"),

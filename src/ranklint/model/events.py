@@ -159,6 +159,9 @@ class CallEvent:
     # text, taint). A callee that branches on such a parameter (`if go:
     # dist.barrier()`) runs its collectives on some ranks only.
     rank_args: tuple[tuple[int | None, str | None, str, Taint], ...] = ()
+    # Arguments that are groups whose make-up the caller shows, as (position,
+    # keyword, how it was made: analysis.walk.membership.EVERY_RANK or MESH_GROUP).
+    group_args: tuple[tuple[int | None, str | None, str], ...] = ()
 
 
 @dataclass(slots=True)

@@ -9,6 +9,7 @@ import textwrap
 import libcst as cst
 import pytest
 
+from ranklint.analysis.walk.arguments import group_arguments
 from ranklint.analysis.walk.definitions import attribute_definitions, single_definitions
 from ranklint.analysis.walk.membership import (
     EVERY_RANK,
@@ -371,6 +372,23 @@ def test_group_made_keeps_axes_read_from_the_text_and_types_the_rest() -> None:
     assert group_made(None, None, scan, table) == (None, False)
 
 
+def test_group_arguments_names_the_arguments_that_are_groups_of_known_make_up() -> None:
+    call = cst.parse_expression("f(t, pg, *rest, g2, group=mesh_group, other=x)")
+    assert isinstance(call, cst.Call)
+    made = {"pg": EVERY_RANK, "g2": EVERY_RANK, "mesh_group": MESH_GROUP}
+    found = group_arguments(call, lambda value: made.get(_code(value)))
+    assert found == ((1, None, EVERY_RANK), (2, None, EVERY_RANK), (None, "group", MESH_GROUP))
+    assert group_arguments(call, None) == ()
+
+
+def test_group_table_makes_no_maker_for_a_module_that_names_no_group_call() -> None:
+    module = cst.parse_module("pg = dist.new_group()\n")
+    assert GroupTable(module, _names()).maker(None) is None
+    maker = GroupTable(module, _names(), "pg = dist.new_group()\n").maker(None)
+    assert maker is not None
+    assert maker(cst.parse_expression("dist.new_group()")) == EVERY_RANK
+
+
 def _attributes(source: str) -> dict[str, str]:
     module = cst.parse_module(textwrap.dedent(source))
     return {name: _code(value) for name, value in attribute_definitions(module).items()}
@@ -562,6 +580,37 @@ def test_rnk102_on_a_group_kept_in_an_attribute_reads_how_the_class_made_it(
 ) -> None:
     source = _STORED.replace("GROUP", group)
     assert codes_by_line(source, select=SELECT) == ([(9, "RNK102")] if reported else [])
+
+
+_PASSED = """
+import torch.distributed as dist
+
+def reduce_on(t, group=None):
+    dist.all_reduce(t, group=group)
+
+def main(world_size, t):
+    me = dist.get_rank()
+    pg = GROUP
+    if me == 0:
+        CALL
+"""
+
+
+@pytest.mark.parametrize(
+    ("group", "call", "reported"),
+    [
+        ("dist.new_group(list(range(world_size)))", "reduce_on(t, pg)", True),
+        ("dist.new_group(list(range(world_size)))", "reduce_on(t, group=pg)", True),
+        ("mesh.get_group()", "reduce_on(t, pg)", True),
+        ("make_weight_sync_group()", "reduce_on(t, pg)", False),
+        ("dist.new_group(list(range(1, world_size)))", "reduce_on(t, pg)", False),
+    ],
+)
+def test_rnk102_on_a_group_passed_to_a_helper_reads_how_the_caller_made_it(
+    group: str, call: str, reported: bool
+) -> None:
+    source = _PASSED.replace("GROUP", group).replace("CALL", call)
+    assert codes_by_line(source, select=SELECT) == ([(10, "RNK102")] if reported else [])
 
 
 def test_rnk102_on_a_mesh_group_names_it_in_the_evidence() -> None:

@@ -200,8 +200,12 @@ class CollectiveAnalysis:
             if any(leaf.under for leaf in leaves)
             else set()
         )
+        groups = {
+            parameter(callee.function, position, keyword): how
+            for position, keyword, how in event.group_args
+        }
         return [
-            leaf.called_from(hop, unknown)
+            leaf.on_passed_group(groups).called_from(hop, unknown)
             for leaf in leaves
             if not leaf.lazy and not (event.lazy and leaf.kind is CallKind.GROUP_CREATION)
         ]

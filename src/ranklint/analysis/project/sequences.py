@@ -8,14 +8,14 @@ compares between the ranks on either side of a rank-dependent test.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
 from ranklint.analysis.project.callgraph import Hop
 from ranklint.analysis.walk.axes import GLOBAL_AXIS
 from ranklint.analysis.walk.catalog import PROPERTY_COLLECTIVES
-from ranklint.analysis.walk.membership import splits
+from ranklint.analysis.walk.membership import EVERY_RANK, MESH_GROUP, splits
 from ranklint.model.events import Collective, Cond, ExitKind
 from ranklint.model.kinds import CallKind
 
@@ -82,6 +82,15 @@ class CollectiveLeaf:
     def under_test(self, keys: frozenset[str]) -> CollectiveLeaf:
         """This leaf in an arm of an undecided test with these keys."""
         return replace(self, under=self.under | keys) if keys and not self.peer else self
+
+    def on_passed_group(self, made: Mapping[str, str]) -> CollectiveLeaf:
+        """This leaf where the call passes, for the parameter its group names, a group
+        the caller shows the make-up of (``made``: parameter -> EVERY_RANK or
+        MESH_GROUP, see analysis.walk.membership.made_group)."""
+        how = made.get(self.group) if self.group is not None and self.group_axes is None else None
+        if how == EVERY_RANK:
+            return replace(self, group_axes=frozenset())
+        return replace(self, mesh_group=True) if how == MESH_GROUP else self
 
     def called_from(self, hop: Hop, unknown: AbstractSet[str]) -> CollectiveLeaf:
         """This leaf as a caller reaches it through ``hop``, a call that passes the

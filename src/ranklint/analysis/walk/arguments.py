@@ -92,6 +92,28 @@ def rank_arguments(
     return tuple(found)
 
 
+def group_arguments(
+    node: cst.Call, made: Callable[[cst.BaseExpression], str | None] | None
+) -> tuple[tuple[int | None, str | None, str], ...]:
+    """The arguments that are groups whose make-up the caller shows (``made``: how
+    a value was made, see analysis.walk.membership.made_group; None: no argument
+    is), as (position, keyword, how); the position counts as in :func:`call_args`."""
+    found: list[tuple[int | None, str | None, str]] = []
+    if made is None:
+        return ()
+    position = 0
+    for arg in node.args:
+        if arg.star:
+            continue  # pragma: no mutate  (a call with * or ** binds no parameter)
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        how = made(arg.value)
+        if how is not None:
+            found.append((None if keyword else position, keyword, how))
+        if keyword is None:
+            position += 1
+    return tuple(found)
+
+
 # Rooted collectives whose first argument receives what the root sends.
 _RECEIVING_NAMES = frozenset(
     {"broadcast", "broadcast_object_list", "scatter", "scatter_object_list", "recv", "irecv"}

@@ -103,15 +103,24 @@ def created_groups(
 class GroupTable:
     """The groups of written-out ranks a function sees: its own names, then the module's."""
 
-    def __init__(self, module: cst.Module, names: NameTable) -> None:
+    def __init__(self, module: cst.Module, names: NameTable, source: str = "") -> None:
         self._module = module
         self._names = names
+        # A module whose text names no `new_group(`/`get_group(` passes no such group.
+        self._makes_groups = "_group(" in source
         self._module_groups: dict[str, frozenset[int] | None] | None = None
         self._attributes: dict[str, cst.BaseExpression] | None = None
 
     @property
     def names(self) -> NameTable:
         return self._names
+
+    def maker(self, scan: Definitions | None) -> Callable[[cst.BaseExpression], str | None] | None:
+        """How a value the function ``scan`` reads was made as a group (see
+        made_group); None where the module makes no group."""
+        if not self._makes_groups:
+            return None
+        return lambda value: made_group(value, scan, self._names, self)
 
     def definition(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
         """The value of ``self.<x>`` where the module's methods assign it once

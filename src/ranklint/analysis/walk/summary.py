@@ -19,6 +19,7 @@ from ranklint.analysis.walk import decorators
 from ranklint.analysis.walk.arguments import (
     call_args,
     find_argument,
+    group_arguments,
     is_none,
     literal,
     rank_arguments,
@@ -132,7 +133,7 @@ class FactsBuilder:
         self.recorded: dict[Site, PlacedNode] = {}
         self._recorded_top = -1
         self._recorded_count = 0
-        self._groups = GroupTable(module, calls.names)
+        self._groups = GroupTable(module, calls.names, calls.source)
         self.mesh_names: set[str] = set()
         self.mesh_uses: list[tuple[Site, str]] = []
         self.mesh_dynamic = False
@@ -255,6 +256,7 @@ class FactsBuilder:
                 discarded=node is self.statement_call,
                 lazy=any(is_lazy_test(state.node) for state in self._branches),
                 rank_args=rank_arguments(node, self.rank.taint),
+                group_args=group_arguments(node, self._groups.maker(self.rank.scan())),
             )
         )
 
