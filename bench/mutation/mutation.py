@@ -418,6 +418,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_fixtures.py",
             "tests/analysis/walk/test_configured_calls.py",
             "tests/analysis/walk/test_complementary_assignments.py",
+            "tests/analysis/walk/test_rank_tests.py",
         ),
     ),
     # Calls that communicate only in some configurations, groups of written-out

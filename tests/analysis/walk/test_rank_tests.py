@@ -9,7 +9,9 @@ import textwrap
 import libcst as cst
 import pytest
 
+from ranklint.analysis.project.sequences import CollectiveLeaf
 from ranklint.analysis.walk.arguments import group_arguments
+from ranklint.analysis.walk.bodies import FunctionScan
 from ranklint.analysis.walk.definitions import attribute_definitions, single_definitions
 from ranklint.analysis.walk.membership import (
     EVERY_RANK,
@@ -21,6 +23,7 @@ from ranklint.analysis.walk.membership import (
 )
 from ranklint.analysis.walk.names import NameTable
 from ranklint.findings import Confidence
+from ranklint.model.kinds import CallKind
 from ranklint.model.taint import Taint
 from tests.conftest import codes_by_line, findings_of
 
@@ -619,3 +622,69 @@ def test_rnk102_on_a_mesh_group_names_it_in_the_evidence() -> None:
     assert "`pg`, a device mesh's group, which global rank 0 would reach alone" in str(
         finding.evidence
     )
+
+
+def _scan(body: str) -> FunctionScan:
+    source = "def f():\n" + textwrap.indent(textwrap.dedent(body), "    ")
+    function = cst.parse_module(source).body[0]
+    assert isinstance(function, cst.FunctionDef)
+    return FunctionScan(function, NameTable(), gathers=False)
+
+
+@pytest.mark.parametrize(
+    ("body", "read", "expected"),
+    [
+        ("me = get_rank()", "me", "get_rank()"),
+        ('flags = {"main": r == 0, "last": r == 3}', 'flags["main"]', "r == 0"),
+        ('flags = {"main": r == 0, "last": r == 3}', 'flags["last"]', "r == 3"),
+        ("flags = {'main': r == 0}", 'flags["main"]', "r == 0"),
+        # A key not written, written twice, beside a spread, or not a string.
+        ('flags = {"main": r == 0}', 'flags["other"]', None),
+        ('flags = {"main": r == 0, "main": r == 1}', 'flags["main"]', None),
+        ('flags = {**base, "main": r == 0}', 'flags["main"]', None),
+        ("flags = {**base}", 'flags["main"]', None),
+        ('flags = {"main": r == 0}', "flags[key]", None),
+        ('flags = {"main": r == 0}', "flags[0]", None),
+        ('flags = {"main": r == 0}', 'flags["main", "x"]', None),
+        ('flags = {"main": r == 0}', "flags[1:2]", None),
+        # Not a dict, not a name, or nothing bound once.
+        ("flags = make()", 'flags["main"]', None),
+        ('flags = {"main": r == 0}', 'self.flags["main"]', None),
+        ('flags = {"main": r == 0}', "flags.main", None),
+        ("", "me", None),
+    ],
+)
+def test_function_scan_definition_reads_a_name_or_a_constant_key_of_a_dict(
+    body: str, read: str, expected: str | None
+) -> None:
+    found = _scan(body or "pass").definition(cst.parse_expression(read))
+    assert (None if found is None else _code(found)) == expected
+
+
+def test_function_scan_definition_outside_a_function_is_none() -> None:
+    scan = FunctionScan(None, NameTable(), gathers=False)
+    assert scan.definition(cst.Name("me")) is None
+
+
+def _leaf(group: str | None, axes: frozenset[str] | None) -> CollectiveLeaf:
+    return CollectiveLeaf("all_reduce", group, axes, CallKind.COLLECTIVE, ())
+
+
+@pytest.mark.parametrize(
+    ("leaf", "made", "axes", "mesh"),
+    [
+        (_leaf("group", None), {"group": EVERY_RANK}, frozenset(), False),
+        (_leaf("group", None), {"group": MESH_GROUP}, None, True),
+        (_leaf("group", None), {"other": EVERY_RANK}, None, False),
+        (_leaf("group", None), {}, None, False),
+        # A group whose axes are known already, or the default group: as it was.
+        (_leaf("group", frozenset({"dp"})), {"group": EVERY_RANK}, frozenset({"dp"}), False),
+        (_leaf(None, frozenset()), {"group": MESH_GROUP}, frozenset(), False),
+        (_leaf(None, None), {"None": MESH_GROUP}, None, False),
+    ],
+)
+def test_collective_leaf_on_passed_group_takes_the_make_up_of_the_group_passed(
+    leaf: CollectiveLeaf, made: dict[str, str], axes: frozenset[str] | None, mesh: bool
+) -> None:
+    passed = leaf.on_passed_group(made)
+    assert (passed.group_axes, passed.mesh_group) == (axes, mesh)

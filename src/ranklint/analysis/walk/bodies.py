@@ -194,14 +194,14 @@ class FunctionScan:
         if not isinstance(whole, cst.Dict) or not isinstance(part, cst.Index):
             return None
         key = string_value(part.value)
+        if key is None or not all(isinstance(item, cst.DictElement) for item in whole.elements):
+            return None  # a `**rest` spread may hold the key too
         matches = [
-            element.value
-            for element in whole.elements
-            if not isinstance(element, cst.DictElement)
-            or (key is not None and string_value(element.key) == key)
+            item.value
+            for item in whole.elements
+            if isinstance(item, cst.DictElement) and string_value(item.key) == key
         ]
-        # A `**rest` spread may hold the key too: only a key written once counts.
-        return matches[0] if len(matches) == 1 and key is not None else None
+        return matches[0] if len(matches) == 1 else None  # a key written once
 
     @functools.cached_property
     def text(self) -> str:
