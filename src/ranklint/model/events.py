@@ -138,6 +138,9 @@ class Collective:
     # A device mesh's group (`g = mesh.get_group()`): its members are the ranks that
     # shard together, not known here, but never one global rank alone.
     mesh_group: bool = False
+    # The parameter of the function the group argument is (`group=group`), where
+    # the function never binds it again: each call says which group it is.
+    group_param: str | None = None
 
 
 @dataclass(slots=True)

@@ -45,6 +45,9 @@ class _Scan:
     def definition(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
         return self.definitions.get(_code(node))
 
+    def kept_parameter(self, name: str) -> bool:
+        return name == "group"
+
 
 class _Values:
     """Taints by the names a value reads: `rank`/`me`, `get_rank()` and
@@ -331,6 +334,10 @@ def _names() -> NameTable:
         ("pg", "pg = dist.new_group(list(range(world_size)))", EVERY_RANK),
         ("mesh.get_group()", "", MESH_GROUP),
         ("g", "g = mesh.get_group()", MESH_GROUP),
+        ('self.device_mesh["dp"].get_group()', "", MESH_GROUP),
+        ("tp_mesh.get_group()", "", MESH_GROUP),
+        ('registry.get_group("sync")', "", None),
+        ("g", 'g = self.groups.get_group("weights")', None),
         # Not every rank, or not shown.
         ("dist.new_group(list(range(world_size - 1)))", "", None),
         ("dist.new_group(list(range(1, world_size)))", "", None),
@@ -366,13 +373,18 @@ def test_group_made_keeps_axes_read_from_the_text_and_types_the_rest() -> None:
     table = GroupTable(module, _names())
     axes = frozenset({"dp"})
     every = cst.parse_expression("dist.new_group()")
-    assert group_made(every, axes, scan, table) == (axes, False)
-    assert group_made(every, None, scan, table) == (frozenset(), False)
-    assert group_made(cst.parse_expression("g"), None, scan, table) == (None, True)
-    assert group_made(cst.parse_expression("h"), None, scan, table) == (None, False)
-    assert group_made(cst.parse_expression("self.pg"), None, scan, table) == (frozenset(), False)
-    assert group_made(cst.parse_expression("other.pg"), None, scan, table) == (None, False)
-    assert group_made(None, None, scan, table) == (None, False)
+    assert group_made(every, axes, scan, table) == (axes, False, None)
+    assert group_made(every, None, scan, table) == (frozenset(), False, None)
+    assert group_made(cst.parse_expression("g"), None, scan, table) == (None, True, None)
+    assert group_made(cst.parse_expression("h"), None, scan, table) == (None, False, None)
+    self_pg = cst.parse_expression("self.pg")
+    assert group_made(self_pg, None, scan, table) == (frozenset(), False, None)
+    assert group_made(cst.parse_expression("other.pg"), None, scan, table) == (None, False, None)
+    assert group_made(None, None, scan, table) == (None, False, None)
+    # A parameter the function keeps: its callers say which group it is.
+    assert group_made(cst.Name("group"), None, scan, table) == (None, False, "group")
+    assert group_made(cst.Name("group"), None, None, table) == (None, False, None)
+    assert group_made(cst.Name("group"), axes, scan, table) == (axes, False, None)
 
 
 def test_group_arguments_names_the_arguments_that_are_groups_of_known_make_up() -> None:
@@ -616,6 +628,58 @@ def test_rnk102_on_a_group_passed_to_a_helper_reads_how_the_caller_made_it(
     assert codes_by_line(source, select=SELECT) == ([(10, "RNK102")] if reported else [])
 
 
+_DEFAULTED = """
+import torch.distributed as dist
+
+def reduce_mean(t, group=None):
+    REBIND
+    dist.all_reduce(t, group=group)
+    return t
+
+def main(t, pg):
+    if dist.get_rank() == 0:
+        CALL
+"""
+
+
+@pytest.mark.parametrize(
+    ("rebind", "call", "reported"),
+    [
+        # Left to its default of None, or passed None: the default group.
+        ("pass", "reduce_mean(t)", True),
+        ("pass", "reduce_mean(t, None)", True),
+        ("pass", "reduce_mean(t, group=None)", True),
+        # A group the caller does not show, or a parameter bound again inside.
+        ("pass", "reduce_mean(t, pg)", False),
+        ("group = group or make_sync_group()", "reduce_mean(t)", False),
+        ("if group is None:\n        group = make_sync_group()", "reduce_mean(t)", False),
+    ],
+)
+def test_rnk102_on_a_group_parameter_left_to_none_is_the_default_group(
+    rebind: str, call: str, reported: bool
+) -> None:
+    source = _DEFAULTED.replace("REBIND", rebind).replace("CALL", call)
+    found = codes_by_line(source, select=SELECT)
+    assert found == ([(10, "RNK102")] if reported else [])
+
+
+def test_rnk102_on_a_group_parameter_follows_a_none_passed_on_through_a_second_helper() -> None:
+    source = """
+        import torch.distributed as dist
+
+        def inner(t, group=None):
+            dist.all_reduce(t, group=group)
+
+        def outer(t, group=None):
+            inner(t, group)
+
+        def main(t):
+            if dist.get_rank() == 0:
+                outer(t)
+    """
+    assert codes_by_line(source, select=SELECT) == [(11, "RNK102")]
+
+
 def test_rnk102_on_a_mesh_group_names_it_in_the_evidence() -> None:
     source = _WORLD.replace("GROUP", "pg = mesh.get_group()").replace("TEST", "me == 0")
     (finding,) = findings_of(source, select=SELECT)
@@ -667,7 +731,8 @@ def test_function_scan_definition_outside_a_function_is_none() -> None:
 
 
 def _leaf(group: str | None, axes: frozenset[str] | None) -> CollectiveLeaf:
-    return CollectiveLeaf("all_reduce", group, axes, CallKind.COLLECTIVE, ())
+    param = group if axes is None else None
+    return CollectiveLeaf("all_reduce", group, axes, CallKind.COLLECTIVE, (), group_param=param)
 
 
 @pytest.mark.parametrize(
@@ -681,6 +746,13 @@ def _leaf(group: str | None, axes: frozenset[str] | None) -> CollectiveLeaf:
         (_leaf("group", frozenset({"dp"})), {"group": EVERY_RANK}, frozenset({"dp"}), False),
         (_leaf(None, frozenset()), {"group": MESH_GROUP}, frozenset(), False),
         (_leaf(None, None), {"None": MESH_GROUP}, None, False),
+        # A group the function binds again is not the parameter any more.
+        (
+            CollectiveLeaf("all_reduce", "group", None, CallKind.COLLECTIVE, ()),
+            {"group": EVERY_RANK},
+            None,
+            False,
+        ),
     ],
 )
 def test_collective_leaf_on_passed_group_takes_the_make_up_of_the_group_passed(

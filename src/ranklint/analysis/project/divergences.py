@@ -39,6 +39,7 @@ from ranklint.analysis.project.sequences import (
 from ranklint.analysis.project.wrappers import DecoratorJudge
 from ranklint.analysis.walk.axes import GLOBAL_AXIS
 from ranklint.analysis.walk.framework import removed_hook
+from ranklint.analysis.walk.membership import EVERY_RANK
 from ranklint.model.events import (
     FLAG_PREFIX,
     FUNCTION_EXITS,
@@ -200,10 +201,10 @@ class CollectiveAnalysis:
             if any(leaf.under for leaf in leaves)
             else set()
         )
-        groups = {
-            parameter(callee.function, position, keyword): how
-            for position, keyword, how in event.group_args
-        }
+        # `group=None` (passed, or a default left alone) is the default group.
+        groups = {name: EVERY_RANK for name, value in bindings.items() if value is None}
+        for position, keyword, how in event.group_args:
+            groups[parameter(callee.function, position, keyword) or ""] = how
         return [
             leaf.on_passed_group(groups).called_from(hop, unknown)
             for leaf in leaves

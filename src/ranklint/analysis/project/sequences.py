@@ -69,6 +69,8 @@ class CollectiveLeaf:
     backend_shown: bool = False
     # See Collective.mesh_group.
     mesh_group: bool = False
+    # See Collective.group_param: set in the function that issues it, not above.
+    group_param: str | None = None
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -84,10 +86,11 @@ class CollectiveLeaf:
         return replace(self, under=self.under | keys) if keys and not self.peer else self
 
     def on_passed_group(self, made: Mapping[str, str]) -> CollectiveLeaf:
-        """This leaf where the call passes, for the parameter its group names, a group
-        the caller shows the make-up of (``made``: parameter -> EVERY_RANK or
-        MESH_GROUP, see analysis.walk.membership.made_group)."""
-        how = made.get(self.group) if self.group is not None and self.group_axes is None else None
+        """This leaf where the call passes, for the parameter its group is (see
+        Collective.group_param), a group the caller shows the make-up of (``made``:
+        parameter -> EVERY_RANK or MESH_GROUP, see analysis.walk.membership.made_group;
+        a parameter left to a default of None is the default group, EVERY_RANK)."""
+        how = made.get(self.group_param) if self.group_param is not None else None
         if how == EVERY_RANK:
             return replace(self, group_axes=frozenset())
         return replace(self, mesh_group=True) if how == MESH_GROUP else self
@@ -102,6 +105,7 @@ class CollectiveLeaf:
             chain=(hop, *self.chain),
             under=frozenset(),
             conditional=self.conditional or decided_by,
+            group_param=None,
         )
 
 
@@ -130,6 +134,7 @@ def leaf_of(event: Collective, path: str) -> CollectiveLeaf:
         reduce_op=event.reduce_op,
         backend_shown=event.backend_shown,
         mesh_group=event.mesh_group,
+        group_param=event.group_param,
     )
 
 

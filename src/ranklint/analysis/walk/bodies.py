@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 
 import libcst as cst
 
-from ranklint.analysis.walk.definitions import single_definitions
+from ranklint.analysis.walk.definitions import binding_counts, parameters, single_definitions
 from ranklint.analysis.walk.literals import string_value
 from ranklint.analysis.walk.membership import created_groups
 from ranklint.analysis.walk.names import NameTable, dotted_name, last_name
@@ -181,6 +182,20 @@ class FunctionScan:
     @functools.cached_property
     def _definitions(self) -> dict[str, cst.BaseExpression]:
         return {} if self._function is None else single_definitions(self._function, self.text)
+
+    @functools.cached_property
+    def _counts(self) -> Counter[str]:
+        function = self._function
+        return binding_counts(function) if isinstance(function, cst.FunctionDef) else Counter()
+
+    def kept_parameter(self, name: str) -> bool:
+        """Whether ``name`` is a parameter the function never binds again."""
+        function = self._function
+        return (
+            isinstance(function, cst.FunctionDef)
+            and name in parameters(function)
+            and self._counts[name] == 1
+        )
 
     def definition(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
         """The value a name the function binds once is bound to, or a constant key's

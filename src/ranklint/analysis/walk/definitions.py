@@ -37,25 +37,34 @@ def single_definitions(
     exactly once, in a plain assignment."""
     if not isinstance(function, cst.FunctionDef):
         return {}
-    statements = suite_statements(function.body)
-    params = function.params
-    counts = Counter(bindings(statements))
-    # `global _ME` then `_ME = dist.get_rank()`: the declaration binds nothing itself.
-    counts.subtract(_declared_global(statements))
-    counts.update(
-        param.name.value
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params)
-    )
-    stars = (params.star_arg, params.star_kwarg)
-    counts.update(star.name.value for star in stars if isinstance(star, cst.Param))
+    counts = binding_counts(function)
     found: dict[str, cst.BaseExpression] = {}
-    for name, value in _assignments(statements):
+    for name, value in _assignments(suite_statements(function.body)):
         if counts[name] != 1 or re.search(rf"\b{re.escape(name)}\s*:=", text):
             continue
         if isinstance(value, cst.Dict) and _changed(name, text):
             continue
         found[name] = value
     return found
+
+
+def parameters(function: cst.FunctionDef) -> list[str]:
+    """The names of ``function``'s parameters, ``*args`` and ``**kwargs`` included."""
+    params = function.params
+    found = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+    stars = (params.star_arg, params.star_kwarg)
+    return found + [star.name.value for star in stars if isinstance(star, cst.Param)]
+
+
+def binding_counts(function: cst.FunctionDef) -> Counter[str]:
+    """How many times ``function`` binds each name: parameters, assignments, loop
+    targets, imports... anywhere in its body (a `global` declaration binds nothing)."""
+    statements = suite_statements(function.body)
+    counts = Counter(bindings(statements))
+    counts.update(parameters(function))
+    # `global _ME` then `_ME = dist.get_rank()`: the declaration binds nothing itself.
+    counts.subtract(_declared_global(statements))
+    return counts
 
 
 def _changed(name: str, text: str) -> bool:

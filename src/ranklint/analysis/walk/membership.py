@@ -163,8 +163,9 @@ def made_group(
 ) -> str | None:
     """How the group ``group`` names was made, where the code shows it (itself, a
     name the function binds once, or ``self.<x>`` that the module's methods assign
-    once, read from ``attributes``): :data:`EVERY_RANK` for ``new_group()`` of no ranks or
-    of ``range(world_size)``; :data:`MESH_GROUP` for a device mesh's ``get_group()``,
+    once, read from ``attributes``): :data:`EVERY_RANK` for ``new_group()`` of no
+    ranks or of ``range(world_size)``; :data:`MESH_GROUP` for the ``get_group()`` of
+    a device mesh (whose text says ``mesh``),
     whose members are the ranks that shard together (one global rank does not
     make such a group alone); None otherwise."""
     made = None
@@ -176,7 +177,8 @@ def made_group(
     if not isinstance(node, cst.Call):
         return None
     if isinstance(node.func, cst.Attribute) and node.func.attr.value == "get_group":
-        return MESH_GROUP
+        # `mesh.get_group()`, `self.device_mesh["dp"].get_group()`; not a registry's.
+        return MESH_GROUP if "mesh" in source_text(node.func.value).lower() else None
     if names.resolve(node.func) not in _NEW_GROUP:
         return None
     ranks = _ranks_argument(node)
@@ -193,17 +195,20 @@ def made_group(
 def group_made(
     group: cst.BaseExpression | None,
     axes: frozenset[str] | None,
-    scan: Definitions | None,
+    scan: FunctionNames | None,
     table: GroupTable,
-) -> tuple[frozenset[str] | None, bool]:
-    """(axes, whether a device mesh's group) of a collective's group argument whose
-    axes are ``axes`` as read from its text: a group of every rank (see
-    :func:`made_group`) is the default group's (no axis), and a mesh's group is
-    told apart; any other group keeps ``axes``."""
+) -> tuple[frozenset[str] | None, bool, str | None]:
+    """(axes, whether a device mesh's group, parameter) of a collective's group
+    argument whose axes are ``axes`` as read from its text: a group of every rank
+    (see :func:`made_group`) is the default group's (no axis), and a mesh's group is
+    told apart; any other group keeps ``axes``. The parameter: the one the argument
+    reads, where the function never binds it again (its caller says what it is)."""
     if axes is not None or group is None:
-        return axes, False
+        return axes, False, None
     made = made_group(group, scan, table.names, table)
-    return (frozenset() if made == EVERY_RANK else None), made == MESH_GROUP
+    kept = isinstance(group, cst.Name) and scan is not None and scan.kept_parameter(group.value)
+    param = group.value if made is None and kept and isinstance(group, cst.Name) else None
+    return (frozenset() if made == EVERY_RANK else None), made == MESH_GROUP, param
 
 
 def _world_size(node: cst.BaseExpression, names: NameTable) -> bool:
@@ -267,6 +272,12 @@ class Definitions(Protocol):
     """The names a function binds once (see analysis.walk.definitions)."""
 
     def definition(self, node: cst.BaseExpression) -> cst.BaseExpression | None: ...
+
+
+class FunctionNames(Definitions, Protocol):
+    """A function's names bound once, and its parameters it never binds again."""
+
+    def kept_parameter(self, name: str) -> bool: ...
 
 
 class RankValues(Protocol):

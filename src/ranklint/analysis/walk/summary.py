@@ -305,13 +305,13 @@ class FactsBuilder:
             if world:
                 group_text = None
         scan = self.rank.scan()
-        group_axes, mesh_group = group_made(argument, group_axes, scan, self._groups)
+        group_axes, mesh_group, group_param = group_made(argument, group_axes, scan, self._groups)
         members = None  # a file that never names new_group has no such groups
         if "new_group" in self.calls.source:
             members = self._groups.members(argument, None if scan is None else scan.groups)
         event = Collective(spec.name, spec.short, spec.kind, group_text, group_axes, site, label)
         event.reduce_op = reduce_op_name(node, spec)
-        event.mesh_group = mesh_group
+        event.mesh_group, event.group_param = mesh_group, group_param
         event.backend_shown = spec.short in BACKEND_OPS and shows_backend(self.calls.source)
         return replace(event, members=members) if members else event
 

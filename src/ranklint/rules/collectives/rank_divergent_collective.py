@@ -120,7 +120,10 @@ dist.get_rank() == 0: dt.full_tensor()`, `me + 1 < 2`, `rank == world_size -
 shard the tensor; a side that several ranks take may be exactly the mesh. A
 group made of every rank (`new_group()`, `new_group(list(range(world_size)))`)
 (also kept in a name or an attribute assigned once, or passed to a helper) is
-judged as the default group. A group whose ranks are written out (`new_group([2, 3])`, or a list
+judged as the default group, and so is a helper's group parameter that a call
+leaves to its default of `None` (`def reduce_mean(t, group=None)`, then
+`reduce_mean(t)` under `if rank == 0:`), where the helper never binds it again.
+A group whose ranks are written out (`new_group([2, 3])`, or a list
 bound once to a name) is judged on each member under a test of the global rank
 (or of it modulo a number) against a number; the test is read through names
 and flags the function binds once (`me = dist.get_rank()`; `x = 1 if me == 2
