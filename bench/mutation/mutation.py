@@ -419,6 +419,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/analysis/walk/test_configured_calls.py",
             "tests/analysis/walk/test_complementary_assignments.py",
             "tests/analysis/walk/test_rank_tests.py",
+            "tests/analysis/project/test_argument_flow.py",
         ),
     ),
     # Calls that communicate only in some configurations, groups of written-out

@@ -264,3 +264,10 @@ def test_rank_arguments_counts_positions_as_call_args_does() -> None:
         (0, None),
         (1, None),
     ]
+
+
+def test_rank_arguments_counts_every_positional_argument_before_a_rank_value() -> None:
+    node = _call("f(a, b, c, r)")
+
+    positions = [(position, keyword) for position, keyword, _, _ in rank_arguments(node, _taint_of)]
+    assert positions == [(3, None)]

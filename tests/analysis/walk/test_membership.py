@@ -62,7 +62,7 @@ def test_created_groups_maps_each_name_to_the_ranks_written_out(
 
 def test_group_table_prefers_the_function_s_own_name_to_the_module_s() -> None:
     module = _module("G = dist.new_group([2, 3])\n")
-    table = GroupTable(module, _table(module))
+    table = GroupTable(module, _table(module), module.code)
     name = cst.Name("G")
     assert table.members(name, None) == frozenset({2, 3})
     assert table.members(name, {}) == frozenset({2, 3})

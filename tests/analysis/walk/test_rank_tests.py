@@ -370,7 +370,7 @@ def test_group_made_keeps_axes_read_from_the_text_and_types_the_rest() -> None:
     module = cst.parse_module(
         "class C:\n    def __init__(self):\n        self.pg = dist.new_group()\n"
     )
-    table = GroupTable(module, _names())
+    table = GroupTable(module, _names(), module.code)
     axes = frozenset({"dp"})
     every = cst.parse_expression("dist.new_group()")
     assert group_made(every, axes, scan, table) == (axes, False, None)
@@ -397,11 +397,13 @@ def test_group_arguments_names_the_arguments_that_are_groups_of_known_make_up() 
 
 
 def test_group_table_makes_no_maker_for_a_module_that_names_no_group_call() -> None:
-    module = cst.parse_module("pg = dist.new_group()\n")
-    assert GroupTable(module, _names()).maker(None) is None
-    maker = GroupTable(module, _names(), "pg = dist.new_group()\n").maker(None)
+    source = "class C:\n    def __init__(self):\n        self.pg = dist.new_group()\n"
+    module = cst.parse_module(source)
+    assert GroupTable(module, _names(), "").maker(None) is None
+    maker = GroupTable(module, _names(), source).maker(None)
     assert maker is not None
     assert maker(cst.parse_expression("dist.new_group()")) == EVERY_RANK
+    assert maker(cst.parse_expression("self.pg")) == EVERY_RANK
 
 
 def _attributes(source: str) -> dict[str, str]:
@@ -760,3 +762,22 @@ def test_collective_leaf_on_passed_group_takes_the_make_up_of_the_group_passed(
 ) -> None:
     passed = leaf.on_passed_group(made)
     assert (passed.group_axes, passed.mesh_group) == (axes, mesh)
+
+
+def test_rnk102_on_a_group_parameter_is_read_at_the_first_call_only() -> None:
+    """`inner` gets a group `middle` does not show; `middle`'s own default of None
+    says nothing of it."""
+    source = """
+        import torch.distributed as dist
+
+        def inner(t, group=None):
+            dist.all_reduce(t, group=group)
+
+        def middle(t, group=None):
+            inner(t, make_weight_sync_group())
+
+        def main(t):
+            if dist.get_rank() == 0:
+                middle(t)
+    """
+    assert codes_by_line(source, select=SELECT) == []

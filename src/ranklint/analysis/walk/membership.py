@@ -103,7 +103,7 @@ def created_groups(
 class GroupTable:
     """The groups of written-out ranks a function sees: its own names, then the module's."""
 
-    def __init__(self, module: cst.Module, names: NameTable, source: str = "") -> None:
+    def __init__(self, module: cst.Module, names: NameTable, source: str) -> None:
         self._module = module
         self._names = names
         # A module whose text names no `new_group(`/`get_group(` passes no such group.
