@@ -38,9 +38,10 @@ def single_definitions(
     if not isinstance(function, cst.FunctionDef):
         return {}
     counts = binding_counts(function)
+    walrus = set(re.findall(r"\b(\w+)\s*:=", text)) if ":=" in text else set()
     found: dict[str, cst.BaseExpression] = {}
     for name, value in _assignments(suite_statements(function.body)):
-        if counts[name] != 1 or re.search(rf"\b{re.escape(name)}\s*:=", text):
+        if counts[name] != 1 or name in walrus:
             continue
         if isinstance(value, cst.Dict) and _changed(name, text):
             continue
