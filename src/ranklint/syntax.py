@@ -205,3 +205,11 @@ def block_statements(statement: cst.BaseCompoundStatement) -> list[cst.BaseState
     if isinstance(orelse, cst.If):
         out.append(orelse)
     return out
+
+
+def parameter_names(function: cst.FunctionDef) -> list[str]:
+    """The names of ``function``'s parameters in order, ``*args`` and ``**kwargs`` included."""
+    params = function.params
+    found = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+    stars = (params.star_arg, params.star_kwarg)
+    return found + [star.name.value for star in stars if isinstance(star, cst.Param)]

@@ -204,7 +204,9 @@ class CollectiveAnalysis:
         # `group=None` (passed, or a default left alone) is the default group.
         groups = {name: EVERY_RANK for name, value in bindings.items() if value is None}
         for position, keyword, how in event.group_args:
-            groups[parameter(callee.function, position, keyword) or ""] = how
+            name = parameter(callee.function, position, keyword)
+            if name is not None:
+                groups[name] = how
         return [
             leaf.on_passed_group(groups).called_from(hop, unknown)
             for leaf in leaves

@@ -27,11 +27,11 @@ from collections import Counter
 
 import libcst as cst
 
-from ranklint.analysis.walk.definitions import binding_counts, parameters, single_definitions
+from ranklint.analysis.walk.definitions import binding_counts, single_definitions
 from ranklint.analysis.walk.literals import string_value
 from ranklint.analysis.walk.membership import created_groups
 from ranklint.analysis.walk.names import NameTable, dotted_name, last_name
-from ranklint.syntax import iter_nodes, source_text
+from ranklint.syntax import iter_nodes, parameter_names, source_text
 
 # Calls that create or replace the file named by an argument: (qualified
 # name, position of the path argument).
@@ -193,7 +193,7 @@ class FunctionScan:
         function = self._function
         return (
             isinstance(function, cst.FunctionDef)
-            and name in parameters(function)
+            and name in parameter_names(function)
             and self._counts[name] == 1
         )
 

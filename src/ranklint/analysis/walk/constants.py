@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
-from ranklint.syntax import block_statements, iter_nodes
+from ranklint.syntax import block_statements, iter_nodes, parameter_names
 
 _FLAG_VALUES = {"True": True, "False": False, "None": False}
 
@@ -87,12 +87,7 @@ def bindings(statements: Sequence[cst.BaseStatement]) -> Iterator[str]:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             yield statement.name.value
         if isinstance(statement, cst.FunctionDef):
-            params = statement.params
-            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-                yield param.name.value
-            for star in (params.star_arg, params.star_kwarg):
-                if isinstance(star, cst.Param):
-                    yield star.name.value
+            yield from parameter_names(statement)
         elif isinstance(statement, cst.For):
             yield from _target_names(statement.target)
         elif isinstance(statement, cst.With):

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 import libcst as cst
 
 from ranklint.analysis.walk.constants import bindings
-from ranklint.syntax import block_statements, suite_statements
+from ranklint.syntax import block_statements, parameter_names, suite_statements
 
 _DICT_MUTATORS = r"\.(?:update|pop|setdefault|clear|popitem)\("
 
@@ -49,20 +49,12 @@ def single_definitions(
     return found
 
 
-def parameters(function: cst.FunctionDef) -> list[str]:
-    """The names of ``function``'s parameters, ``*args`` and ``**kwargs`` included."""
-    params = function.params
-    found = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
-    stars = (params.star_arg, params.star_kwarg)
-    return found + [star.name.value for star in stars if isinstance(star, cst.Param)]
-
-
 def binding_counts(function: cst.FunctionDef) -> Counter[str]:
     """How many times ``function`` binds each name: parameters, assignments, loop
     targets, imports... anywhere in its body (a `global` declaration binds nothing)."""
     statements = suite_statements(function.body)
     counts = Counter(bindings(statements))
-    counts.update(parameters(function))
+    counts.update(parameter_names(function))
     # `global _ME` then `_ME = dist.get_rank()`: the declaration binds nothing itself.
     counts.subtract(_declared_global(statements))
     return counts
@@ -162,29 +154,26 @@ def _assignments(
     statements: Sequence[cst.BaseStatement],
 ) -> Iterator[tuple[str, cst.BaseExpression]]:
     """(name, value) of each plain assignment to a name, nested blocks included."""
-    for statement in statements:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if not isinstance(small, cst.Assign) or len(small.targets) != 1:
-                    continue
-                target, value = small.targets[0].target, small.value
-                if isinstance(target, cst.Name):
-                    yield target.value, value
-                elif (
-                    isinstance(target, (cst.Tuple, cst.List))
-                    and isinstance(value, (cst.Tuple, cst.List))
-                    and len(target.elements) == len(value.elements)
-                    and not any(
-                        isinstance(element, cst.StarredElement)
-                        for element in (*target.elements, *value.elements)
-                    )
-                ):
-                    # (The lengths are equal: `strict` changes nothing, not mutated.)
-                    pairs = zip(target.elements, value.elements, strict=True)  # pragma: no mutate
-                    for part, element in pairs:
-                        if isinstance(part.value, cst.Name):
-                            yield part.value.value, element.value
-        elif isinstance(statement, cst.BaseCompoundStatement) and not isinstance(
-            statement, (cst.FunctionDef, cst.ClassDef)
-        ):
-            yield from _assignments(block_statements(statement))
+    for statement in _flattened(statements):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+                continue
+            target, value = small.targets[0].target, small.value
+            if isinstance(target, cst.Name):
+                yield target.value, value
+            elif (
+                isinstance(target, (cst.Tuple, cst.List))
+                and isinstance(value, (cst.Tuple, cst.List))
+                and len(target.elements) == len(value.elements)
+                and not any(
+                    isinstance(element, cst.StarredElement)
+                    for element in (*target.elements, *value.elements)
+                )
+            ):
+                # (The lengths are equal: `strict` changes nothing, not mutated.)
+                pairs = zip(target.elements, value.elements, strict=True)  # pragma: no mutate
+                for part, element in pairs:
+                    if isinstance(part.value, cst.Name):
+                        yield part.value.value, element.value

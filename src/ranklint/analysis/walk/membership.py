@@ -184,8 +184,7 @@ def made_group(
     ranks = _ranks_argument(node)
     if ranks is None:
         return EVERY_RANK
-    if isinstance(ranks, cst.Call) and dotted_name(ranks.func) == "list" and len(ranks.args) == 1:
-        ranks = ranks.args[0].value
+    ranks = _unlisted(ranks)
     if not (isinstance(ranks, cst.Call) and dotted_name(ranks.func) == "range"):
         return None
     bound = ranks.args[0].value if len(ranks.args) == 1 else None
@@ -209,6 +208,13 @@ def group_made(
     kept = isinstance(group, cst.Name) and scan is not None and scan.kept_parameter(group.value)
     param = group.value if made is None and kept and isinstance(group, cst.Name) else None
     return (frozenset() if made == EVERY_RANK else None), made == MESH_GROUP, param
+
+
+def _unlisted(ranks: cst.BaseExpression) -> cst.BaseExpression:
+    """``list(x)`` as ``x``: a member list written as a list of a range."""
+    if isinstance(ranks, cst.Call) and dotted_name(ranks.func) == "list" and len(ranks.args) == 1:
+        return ranks.args[0].value
+    return ranks
 
 
 def _world_size(node: cst.BaseExpression, names: NameTable) -> bool:
@@ -251,8 +257,7 @@ _MOST_WRITTEN_RANKS = 1 << 16
 def written_ranks(ranks: cst.BaseExpression) -> frozenset[int] | None:
     """The ranks a literal list or tuple names, or a ``range``/``list(range(...))`` of
     literal bounds (``list(range(0, 4, 2))``); None for anything else or no rank."""
-    if isinstance(ranks, cst.Call) and dotted_name(ranks.func) == "list" and len(ranks.args) == 1:
-        ranks = ranks.args[0].value
+    ranks = _unlisted(ranks)
     if isinstance(ranks, cst.Call) and dotted_name(ranks.func) == "range":
         bounds = [int_value(arg.value) for arg in ranks.args]
         numbers = [bound for bound in bounds if bound is not None]
