@@ -27,6 +27,7 @@ from ranklint.analysis.walk.arguments import (
     reduce_op_name,
 )
 from ranklint.analysis.walk.axes import axes_of_expression
+from ranklint.analysis.walk.canonical import Canonical, canonical_test
 from ranklint.analysis.walk.catalog import BACKEND_OPS, FSDP_MODULE, CallSpec, shows_backend
 from ranklint.analysis.walk.classify import CallClassifier
 from ranklint.analysis.walk.framework import (
@@ -35,7 +36,7 @@ from ranklint.analysis.walk.framework import (
     single_process_launch,
     synced_log,
 )
-from ranklint.analysis.walk.guards import is_keyed_test, is_lazy_test, literal_comparison_subject
+from ranklint.analysis.walk.guards import is_keyed_test, is_lazy_test
 from ranklint.analysis.walk.hot_markers import hot_reason, marker_label, periodic_arm
 from ranklint.analysis.walk.late_state import late_attributes
 from ranklint.analysis.walk.membership import GroupTable, group_made, rank_test
@@ -535,51 +536,8 @@ class FactsBuilder:
         conjunction = isinstance(test.operator, cst.And)
         return Cond(key, CLEAN, key, parts=tuple(parts), conjunction=conjunction)
 
-    def _canonical(
-        self, test: cst.BaseExpression
-    ) -> tuple[str, str, bool, cst.BaseExpression | None]:
-        """(key, check, negated, subject) of a test; see :class:`Cond`."""
-        negated = False
-        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            negated, test = not negated, test.expression
-        if isinstance(test, cst.Name):
-            restated = self.rank.predicate(test.value)
-            if restated is not None:
-                # `start_server = True; if rank > 0: start_server = False`: a test of
-                # the flag is that rank test, keyed alike (see RankTaint.predicate).
-                key, check, inner, subject = self._canonical(restated[0])
-                return key, check, inner != (restated[1] != negated), subject
-        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-            target = test.comparisons[0]
-            operator, right = target.operator, target.comparator
-            left_text = " ".join(self.module.code_for_node(test.left).split())
-            if (
-                isinstance(right, cst.Name)
-                and right.value == "None"
-                and isinstance(operator, (cst.Is, cst.IsNot))
-            ):
-                return (
-                    left_text,
-                    "is-none",
-                    negated != isinstance(operator, cst.IsNot),
-                    test.left,
-                )
-            if isinstance(right, cst.Integer):
-                value = right.value
-                # Ranks are >= 0: `> 0` and `>= 1` are `!= 0`.
-                if value == "0" and isinstance(
-                    operator, (cst.Equal, cst.NotEqual, cst.GreaterThan)
-                ):
-                    flip = not isinstance(operator, cst.Equal)
-                    return f"{left_text}==0", "truthy", negated != flip, None
-                if value == "1" and isinstance(operator, cst.GreaterThanEqual):
-                    return f"{left_text}==0", "truthy", not negated, None
-        dotted = dotted_name(test)
-        if dotted is not None:
-            return dotted, "truthy", negated, test
-        text = " ".join(self.module.code_for_node(test).split())
-        # `kind == "sharded"`: keyed by its text, its subject is the name tested.
-        return text, "truthy", negated, literal_comparison_subject(test) or test
+    def _canonical(self, test: cst.BaseExpression) -> Canonical:
+        return canonical_test(self.module, self.rank, test)
 
     def summary(self, exports: dict[str, str], *, is_test: bool = False) -> ModuleSummary:
         return ModuleSummary(
