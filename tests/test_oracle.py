@@ -63,7 +63,7 @@ def test_generate_in_another_process_with_another_hash_seed_gives_the_same_progr
 
 
 def test_generated_programs_compile_define_main_and_stay_short() -> None:
-    programs = oracle.generate_many(260, seed=3)
+    programs = oracle.generate_many(280, seed=3)
 
     for program in programs:
         modules = {name for name in program.files if name.endswith(".py")}
@@ -78,7 +78,7 @@ def test_generated_programs_compile_define_main_and_stay_short() -> None:
 
 
 def test_consecutive_seeds_cover_every_class_evenly_with_both_intents() -> None:
-    programs = oracle.generate_many(260, seed=3)
+    programs = oracle.generate_many(280, seed=3)
 
     assert Counter(program.cls for program in programs) == dict.fromkeys(oracle.ALL_CLASSES, 20)
     assert {(p.cls, p.intent) for p in programs} == {
@@ -95,14 +95,21 @@ def test_grammar_v1_programs_are_those_of_the_first_grammar() -> None:
     assert {p.cls for p in programs} == set(oracle.CLASSES)
 
 
-def test_grammar_all_interleaves_v1_and_v2_seeds_of_the_same_run() -> None:
-    every = oracle.program_seeds(130, 5)
+def test_grammar_all_interleaves_the_three_families_seeds_of_the_same_run() -> None:
+    every = oracle.program_seeds(140, 5)
     v1 = oracle.program_seeds(70, 5, "v1")
     v2 = oracle.program_seeds(60, 5, "v2")
+    v3 = oracle.program_seeds(10, 5, "v3")
 
-    assert sorted(every) == sorted(v1 + v2)
-    assert [oracle.family(seed) for seed in every[:13]] == ["v1"] * 7 + ["v2"] * 6
+    assert sorted(every) == sorted(v1 + v2 + v3)
+    assert [oracle.family(seed) for seed in every[:14]] == ["v1"] * 7 + ["v2"] * 6 + ["v3"]
     assert {oracle.generate(seed).cls for seed in v2} == set(oracle.CLASSES_V2)
+    assert {oracle.generate(seed).cls for seed in v3} == set(oracle.CLASSES_V3)
+
+
+def test_grammar_unknown_name_is_refused_with_the_names_it_accepts() -> None:
+    with pytest.raises(ValueError, match="v1, v2, v3, all"):
+        oracle.program_seeds(10, 5, "v4")
 
 
 # -- the judge (no run) -------------------------------------------------------------

@@ -101,10 +101,6 @@ NOT_FOUND_YET: dict[str, str] = {
     "b34_lightllm_dp_group_from_own_rank": _OWN_GROUP_RANKS,
     "b62_megatron_bridge_mimo_embedding_groups_own_pp": _OWN_GROUP_RANKS,
     "c53_lightllm_node_group_broadcast_src0": _LAYOUT,
-    "d80_train_llm_final_eval_ddp_forward_rank0": (
-        "the model is wrapped in DDP by a helper (`ddp_wrap`) and reaches the forward as a "
-        "parameter: wrappers are tracked only where a local is wrapped in view"
-    ),
     "e51_veomni_collator_default_arg_parallel_state": (
         "a default argument evaluated at import calls a function that reads the parallel "
         "state: import-time reads are followed into calls only at module level"
@@ -206,6 +202,10 @@ FOUND_BELOW_DEFAULT: dict[str, str] = {
     "a60_particleflow_validation_barrier_under_rank0": _NAME_ONLY,
     "a61_bergson_one_shot_score_saver_barrier_rank0": _NAME_ONLY,
     "a63_particleflow_epoch_test_run_under_rank0": _NAME_ONLY,
+    "d80_train_llm_final_eval_ddp_forward_rank0": (
+        "found at medium: `ctx.is_main` is a property of a context object whose `rank` the "
+        "constructor is passed in another function, read as a rank by its name only"
+    ),
     "b20_composer_syncbn_group_for_own_node_only": _TEST_HALF,
     "d50_diffusers_save_state_main_process_deepspeed": _TEST_HALF,
     "d52_strix_halo_fsdp_save_model_is_main": _TEST_HALF,

@@ -281,6 +281,16 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/analysis/walk/test_membership.py",
         ),
     ),
+    # Models wrapped in DDP/FSDP followed into helpers, annotations and wrapping
+    # helpers, and a test's canonical form.
+    "wrapped_models": (
+        ("analysis/walk/wrapped.py", "analysis/walk/canonical.py"),
+        (
+            "tests/analysis/project/test_wrapped_models.py",
+            "tests/analysis/walk/test_rank_tests.py",
+            "tests/analysis/project/test_argument_flow.py",
+        ),
+    ),
     # Jupyter notebooks read as Python and written back, and their cell placement.
     "notebooks": (
         ("notebook.py", "places.py"),

@@ -1,6 +1,6 @@
 """A differential oracle: generated distributed programs, judged by running them.
 
-    python bench/recall/oracle.py [--count 300] [--seed 1] [--grammar all|v1|v2]
+    python bench/recall/oracle.py [--count 300] [--seed 1] [--grammar all|v1|v2|v3]
         [--out FILE] [--show-disagreements K] [--program SEED] [--known-limits]
 
 Prints the recall and false alarms per class and per rank source, and the
@@ -139,6 +139,21 @@ The second family (``v2``; same rank sources, predicates and flows):
   exit after the last collective, a path every rank shares (present or not),
   the debug flag off, ``not torch.isfinite(t).all()``.
 
+The third family (``v3``, :data:`CLASSES_V3`, seeds from ``V3_OFFSET`` on; ``all``
+adds one after each 7 of v1 and 6 of v2, 14 classes each as often):
+
+- ``wrapped-forward``: ``model``, a DDP model of a ``torch.nn.BatchNorm1d(2)``
+  (its forward broadcasts the buffers), built in view or by ``wrap(m,
+  world_size)`` of ``prog.py`` (``return DDP(m)``, after an early ``return m``
+  or not, ``make=``), run on ``batch = torch.ones(4, 2)`` (``reach=``):
+  ``model(batch)``, ``model.forward(batch)``, ``evaluate(model, batch)`` of
+  ``prog.py`` or the helper module, or ``validate`` calling ``evaluate``;
+  divergent: under a rank test (with local work in an ``else`` or not);
+  uniform: on every rank, under a uniform test, the unwrapped module (``model.module``,
+  or ``model = model.module if hasattr(model, "module") else model`` in the
+  helper) under a rank test, or ``DDP(..., broadcast_buffers=False)`` under a
+  rank test.
+
 Programs are 5-25 non-blank lines (all files together) and always terminate.
 """
 
@@ -156,6 +171,7 @@ import shutil
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,7 +191,7 @@ CLASSES: tuple[str, ...] = (
     "sanitised",
 )
 # The second family (``--grammar v2``): program seeds from V2_OFFSET on in each run's
-# block of a million; ``--grammar all`` (the default) interleaves both families.
+# block of a million; ``--grammar all`` (the default) interleaves the families.
 CLASSES_V2: tuple[str, ...] = (
     "unknown-group",
     "dict-order",
@@ -184,9 +200,22 @@ CLASSES_V2: tuple[str, ...] = (
     "decorator",
     "local-exit",
 )
-ALL_CLASSES: tuple[str, ...] = CLASSES + CLASSES_V2
-GRAMMARS: dict[str, tuple[str, ...]] = {"v1": CLASSES, "v2": CLASSES_V2, "all": ALL_CLASSES}
+# The third family (``--grammar v3``): program seeds from V3_OFFSET on.
+CLASSES_V3: tuple[str, ...] = ("wrapped-forward",)
+ALL_CLASSES: tuple[str, ...] = CLASSES + CLASSES_V2 + CLASSES_V3
+GRAMMARS: dict[str, tuple[str, ...]] = {
+    "v1": CLASSES,
+    "v2": CLASSES_V2,
+    "v3": CLASSES_V3,
+    "all": ALL_CLASSES,
+}
 V2_OFFSET = 500_000
+V3_OFFSET = 800_000
+_FAMILIES: tuple[tuple[str, tuple[str, ...], int], ...] = (
+    ("v1", CLASSES, 0),
+    ("v2", CLASSES_V2, V2_OFFSET),
+    ("v3", CLASSES_V3, V3_OFFSET),
+)
 SOURCES: tuple[str, ...] = ("param", "get_rank", "env", "helper-module", "tuple", "attr", "global")
 OPS: tuple[str, ...] = ("all_reduce", "broadcast", "barrier", "all_gather")
 _OP_TEXT: dict[str, str] = {
@@ -265,8 +294,10 @@ def program_seed(seed: int, index: int) -> int:
 
 
 def family(seed: int) -> str:
-    """``v2`` for a program seed in the second half of its block of a million, else ``v1``."""
-    return "v2" if seed % 1_000_000 >= V2_OFFSET else "v1"
+    """``v3`` for a program seed from ``V3_OFFSET`` on in its block of a million,
+    ``v2`` from ``V2_OFFSET`` on, else ``v1``."""
+    offset = seed % 1_000_000
+    return "v3" if offset >= V3_OFFSET else "v2" if offset >= V2_OFFSET else "v1"
 
 
 def generate(seed: int) -> Program:
@@ -274,9 +305,12 @@ def generate(seed: int) -> Program:
     ``CLASSES[seed % 7]`` (v1) or ``CLASSES_V2[seed % 6]`` (v2, see :func:`family`),
     so consecutive seeds cover every class of their family evenly."""
     rng = random.Random(seed)
-    if family(seed) == "v2":
-        maker: type[_Generator] = _GeneratorV2
-        cls = CLASSES_V2[seed % len(CLASSES_V2)]
+    which = family(seed)
+    if which == "v3":
+        maker: type[_Generator] = _GeneratorV3
+        cls = CLASSES_V3[seed % len(CLASSES_V3)]
+    elif which == "v2":
+        maker, cls = _GeneratorV2, CLASSES_V2[seed % len(CLASSES_V2)]
     else:
         maker, cls = _Generator, CLASSES[seed % len(CLASSES)]
     for _ in range(100):
@@ -289,23 +323,21 @@ def generate(seed: int) -> Program:
 def program_seeds(count: int, seed: int, grammar: str = "all") -> list[int]:
     """The program seeds of a run: ``v1`` the first ``count`` of the block (the
     programs of the first grammar, unchanged), ``v2`` those from ``V2_OFFSET`` on,
-    ``all`` both in turn, 7 of v1 then 6 of v2, so every class of both comes as
-    often."""
-    if grammar == "v1":
-        return [program_seed(seed, index) for index in range(count)]
-    if grammar == "v2":
-        return [program_seed(seed, V2_OFFSET + index) for index in range(count)]
+    ``v3`` those from ``V3_OFFSET`` on, ``all`` the three in turn, 7 of v1, 6 of v2
+    then 1 of v3, so every class comes as often."""
+    families = {name: offset for name, _, offset in _FAMILIES}
+    if grammar in families:
+        return [program_seed(seed, families[grammar] + index) for index in range(count)]
     if grammar != "all":
         raise ValueError(f"grammar must be one of {', '.join(GRAMMARS)}, got {grammar!r}")
     seeds = []
-    width = len(ALL_CLASSES)
     for index in range(count):
-        block, position = divmod(index, width)
-        if position < len(CLASSES):
-            seeds.append(program_seed(seed, block * len(CLASSES) + position))
-        else:
-            offset = block * len(CLASSES_V2) + position - len(CLASSES)
-            seeds.append(program_seed(seed, V2_OFFSET + offset))
+        block, position = divmod(index, len(ALL_CLASSES))
+        for _, classes, offset in _FAMILIES:
+            if position < len(classes):
+                seeds.append(program_seed(seed, offset + block * len(classes) + position))
+                break
+            position -= len(classes)
     return seeds
 
 
@@ -1277,6 +1309,66 @@ class _GeneratorV2(_Generator):
         body.line(op)
 
 
+# -- the third family (CLASSES_V3) -------------------------------------------------
+
+
+class _GeneratorV3(_GeneratorV2):
+    """The classes of CLASSES_V3; same rank sources, flows and assembly as v2."""
+
+    def class_wrapped_forward(self, diverge: bool) -> None:
+        """A DDP model (with a BatchNorm: its forward broadcasts the buffers) whose
+        forward runs under a rank test, directly or through helpers."""
+        body = self.body
+        self.torch_imports.append("from torch.nn.parallel import DistributedDataParallel as DDP")
+        make = self.pick("make", ("in-view", "maker", "maker-guarded"))
+        if diverge:
+            variant = self.pick("variant", ("if", "if-else-local"))
+        else:
+            variant = self.pick(
+                "variant", ("every-rank", "uniform-test", "unwrapped", "no-buffer-broadcast")
+            )
+        keywords = ", broadcast_buffers=False" if variant == "no-buffer-broadcast" else ""
+        if make == "in-view":
+            body.line(f"model = DDP(torch.nn.BatchNorm1d(2){keywords})")
+        else:
+            lines = ["def wrap(m, world_size):"]
+            if make == "maker-guarded":
+                lines += ["    if world_size < 1:", "        return m"]
+            self.module_defs.append([*lines, f"    return DDP(m{keywords})"])
+            body.line(f"model = wrap(torch.nn.BatchNorm1d(2), {self.w})")
+        body.line("batch = torch.ones(4, 2)")
+        reach = self.pick("reach", ("direct", "forward", "helper", "helper-2", "helper-module"))
+        helper = ["def evaluate(model, batch):"]
+        if variant == "unwrapped" and reach != "direct":
+            helper.append('    model = model.module if hasattr(model, "module") else model')
+        helper.append("    return model(batch).sum()")
+        if reach == "helper-module":
+            self.helper_defs.append(helper)
+            self.helper_imports.append("evaluate")
+        elif reach.startswith("helper"):
+            self.module_defs.append(helper)
+            if reach == "helper-2":
+                self.module_defs.append(
+                    ["def validate(model, batch):", "    return evaluate(model, batch)"]
+                )
+        if reach == "direct":
+            model = "model.module" if variant == "unwrapped" else "model"
+            call = f"{model}(batch)"
+        elif reach == "forward":
+            call = f"{'model.module' if variant == 'unwrapped' else 'model'}.forward(batch)"
+        else:
+            call = f"{'validate' if reach == 'helper-2' else 'evaluate'}(model, batch)"
+        if variant == "every-rank":
+            body.line(call)
+            return
+        test = self.condition(uniform=variant == "uniform-test")
+        with body.block(f"if {test}:"):
+            body.line(call)
+        if variant == "if-else-local":
+            with body.block("else:"):
+                self.local()
+
+
 # -- running -------------------------------------------------------------------
 
 
@@ -1334,7 +1426,9 @@ def run_program(program: Program, folder: Path) -> list[Run]:
             return modules[rank].main(rank, world_size)
 
         try:
-            with contextlib.redirect_stdout(io.StringIO()):
+            with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+                # torch 2.13 deprecates DDP's `broadcast_buffers` (wrapped-forward uses it).
+                warnings.simplefilter("ignore", FutureWarning)
                 run_ranks(entry, world_size, mode="threads", timeout=TIMEOUT_S, explain=False)
         except DivergenceError as error:
             sites, paired = _divergence_sites(error, folder)

@@ -26,6 +26,7 @@ from ranklint.analysis.walk.context import Condition, FileContext, FunctionFrame
 from ranklint.analysis.walk.guards import guard_kind
 from ranklint.analysis.walk.names import ScopeKind
 from ranklint.analysis.walk.visitor import NodeVisitor
+from ranklint.analysis.walk.wrapped import returned_values
 from ranklint.findings import InternalError
 from ranklint.model.events import ExitKind, Site
 from ranklint.syntax import NODE, SEQUENCE, child_fields, value_kind
@@ -201,7 +202,15 @@ class Walker:
         ctx.facts.enter_function(node, class_name)
         ctx.tensors.push()
         for param in _all_params(params):
-            ctx.names.bind_other(param.name.value)
+            ctx.names.bind_parameter(param)
+        if (
+            isinstance(node, cst.FunctionDef)
+            and len(ctx.functions) == 1
+            and class_name is None
+            and "DataParallel" in ctx.calls.source
+        ):
+            # `def ddp_wrap(m): return DDP(m)`: what its calls return is a DDP model.
+            ctx.names.note_wrapper_maker(node.name.value, returned_values(node))
         ctx.tensors.bind_params(params)
         self.walk(body)
         ctx.tensors.pop()

@@ -165,6 +165,10 @@ class CallEvent:
     # Arguments that are groups whose make-up the caller shows, as (position,
     # keyword, how it was made: analysis.walk.membership.EVERY_RANK or MESH_GROUP).
     group_args: tuple[tuple[int | None, str | None, str], ...] = ()
+    # A forward of a parameter the function never binds again (`model(x)`:
+    # ("model", "__call__")): a collective where the caller passed a wrapped
+    # model for it (see analysis.walk.wrapped).
+    param_call: tuple[str, str] | None = None
 
 
 @dataclass(slots=True)

@@ -35,6 +35,7 @@ from ranklint.analysis.project.sequences import (
     leaf_of,
     relevant,
     unknown_members,
+    wrapped_forward,
 )
 from ranklint.analysis.project.wrappers import DecoratorJudge
 from ranklint.analysis.walk.axes import GLOBAL_AXIS
@@ -141,7 +142,11 @@ class CollectiveAnalysis:
             if isinstance(event, Collective):
                 out.append(leaf_of(event, module.path))
             elif isinstance(event, CallEvent):
-                out += self._call_leaves(event, module, function, assume, bindings)
+                forward = wrapped_forward(event, bindings, module.path)
+                if forward is not None:
+                    out.append(forward)  # `model(x)` of a parameter passed a DDP model
+                else:
+                    out += self._call_leaves(event, module, function, assume, bindings)
             elif isinstance(event, Branch):
                 taken = decide(event.cond, bindings, assume)
                 if taken is None:

@@ -14,9 +14,10 @@ from dataclasses import dataclass, replace
 
 from ranklint.analysis.project.callgraph import Hop
 from ranklint.analysis.walk.axes import GLOBAL_AXIS
-from ranklint.analysis.walk.catalog import PROPERTY_COLLECTIVES
+from ranklint.analysis.walk.catalog import PROPERTY_COLLECTIVES, lookup
 from ranklint.analysis.walk.membership import EVERY_RANK, MESH_GROUP, splits
-from ranklint.model.events import Collective, Cond, ExitKind
+from ranklint.analysis.walk.wrapped import WRAPPED_PREFIX
+from ranklint.model.events import CallEvent, Collective, Cond, ExitKind, Literal
 from ranklint.model.kinds import CallKind
 
 
@@ -143,6 +144,25 @@ def leaf_of(event: Collective, path: str) -> CollectiveLeaf:
 def shown(event: Collective) -> str:
     """How a collective reads in a chain: a call, or a property read (`trainer.log_dir`)."""
     return event.label if event.op in PROPERTY_COLLECTIVES else f"{event.label}()"
+
+
+def wrapped_forward(
+    event: CallEvent, bindings: Mapping[str, Literal], path: str
+) -> CollectiveLeaf | None:
+    """The collective a forward of a parameter issues (``event``, see
+    CallEvent.param_call) where the call being followed passed a wrapped model for
+    it (``bindings``: the parameters' values, see analysis.walk.wrapped); else None."""
+    if event.param_call is None:
+        return None
+    param, method = event.param_call
+    value = bindings.get(param)
+    if not (isinstance(value, str) and value.startswith(WRAPPED_PREFIX)):
+        return None
+    spec = lookup(f"{value[len(WRAPPED_PREFIX) :]}.{method}")
+    if spec is None:
+        return None
+    hop = Hop(path, event.site, f"{event.label}()")
+    return CollectiveLeaf(spec.short, None, frozenset(), spec.kind, (hop,))
 
 
 def issued(leaves: list[CollectiveLeaf]) -> list[CollectiveLeaf]:

@@ -50,14 +50,20 @@ def literal(node: cst.BaseExpression) -> Literal:
     return UNKNOWN
 
 
-def call_args(node: cst.Call) -> tuple[tuple[int | None, str | None, Literal], ...]:
+def call_args(
+    node: cst.Call, wrapped: Callable[[cst.BaseExpression], str | None] = lambda _: None
+) -> tuple[tuple[int | None, str | None, Literal], ...]:
+    """(position, keyword, value) of each argument: a literal, a name passed on
+    (FLAG_PREFIX), a wrapped model (``wrapped``: see analysis.walk.wrapped), or UNKNOWN."""
     found: list[tuple[int | None, str | None, Literal]] = []
     position = 0
     for arg in node.args:
         if arg.star:
             continue  # pragma: no mutate  (a call with * or ** binds no parameter)
         value = literal(arg.value)
-        if value == UNKNOWN and (name := dotted_name(arg.value)) is not None:
+        if value == UNKNOWN and (model := wrapped(arg.value)) is not None:
+            value = model
+        elif value == UNKNOWN and (name := dotted_name(arg.value)) is not None:
             # A flag passed on: decided where the caller's test decides it.
             value = FLAG_PREFIX + name
         if arg.keyword is not None:

@@ -481,7 +481,7 @@ _CHECKPOINTING: tuple[CallSpec, ...] = (
     # (`broadcast_buffers=True`, the default; measured on gloo: a rank-0-only
     # forward of a DDP model with a BatchNorm hangs, in eval() and no_grad()
     # too, and one without buffers does not). Only for `model = DDP(m)`
-    # tracked by name, without `broadcast_buffers=False`.
+    # tracked by name, without `broadcast_buffers=False` (`forward_sync_buffers=False`).
     *(
         CallSpec(
             "DistributedDataParallel.buffered_forward", CallKind.COLLECTIVE, _names(_DDP, method)

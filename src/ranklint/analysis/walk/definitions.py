@@ -89,7 +89,7 @@ def _class_methods(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.Base
         if isinstance(statement, cst.ClassDef):
             for member in suite_statements(statement.body):
                 if isinstance(member, cst.FunctionDef):
-                    yield from _flattened(suite_statements(member.body))
+                    yield from flattened(suite_statements(member.body))
                 elif isinstance(member, cst.ClassDef):
                     yield from _class_methods([member])
         elif isinstance(statement, cst.BaseCompoundStatement) and not isinstance(
@@ -98,14 +98,14 @@ def _class_methods(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.Base
             yield from _class_methods(block_statements(statement))
 
 
-def _flattened(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseStatement]:
+def flattened(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseStatement]:
     """``statements`` and those of their blocks, nested functions' bodies left out."""
     for statement in statements:
         yield statement
         if isinstance(statement, cst.BaseCompoundStatement) and not isinstance(
             statement, (cst.FunctionDef, cst.ClassDef)
         ):
-            yield from _flattened(block_statements(statement))
+            yield from flattened(block_statements(statement))
 
 
 def _self_assignments(
@@ -143,7 +143,7 @@ def _self_targets(target: cst.BaseExpression) -> Iterator[tuple[str, bool]]:
 def _declared_global(statements: Sequence[cst.BaseStatement]) -> Iterator[str]:
     """The names the function's own ``global`` statements declare (not a nested
     function's)."""
-    for statement in _flattened(statements):
+    for statement in flattened(statements):
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, cst.Global):
@@ -154,7 +154,7 @@ def _assignments(
     statements: Sequence[cst.BaseStatement],
 ) -> Iterator[tuple[str, cst.BaseExpression]]:
     """(name, value) of each plain assignment to a name, nested blocks included."""
-    for statement in _flattened(statements):
+    for statement in flattened(statements):
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:

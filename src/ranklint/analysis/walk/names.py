@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 import fnmatch
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -75,6 +75,9 @@ def last_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
+# DDP's keywords that, set to False, leave its forward local (torch 2.13 names the
+# first `forward_sync_buffers`; measured: a rank-0-only forward then completes).
+_NO_FORWARD_SYNC = frozenset({"broadcast_buffers", "forward_sync_buffers"})
 # Wrapper classes whose calls are collectives on their process group.
 _WRAPPERS = frozenset({"FullyShardedDataParallel", "DistributedDataParallel"})
 
@@ -104,6 +107,9 @@ class NameTable:
 
     def __init__(self) -> None:
         self._scopes: list[Scope] = [Scope(ScopeKind.MODULE)]
+        # Module-level functions that return a wrapper they build -> its class
+        # (see note_wrapper_maker).
+        self._makers: dict[str, str] = {}
 
     # -- scope structure ---------------------------------------------------
     def push(self, kind: ScopeKind) -> None:
@@ -144,6 +150,26 @@ class NameTable:
         else:
             scope.instances[local] = built
 
+    def bind_parameter(self, param: cst.Param) -> None:
+        """Bind a parameter; one annotated with a data-parallel wrapper's class
+        (``model: DistributedDataParallel``) is an instance of it."""
+        name = param.name.value
+        self.bind_other(name)
+        annotation = param.annotation
+        qualified = None if annotation is None else self.resolve(annotation.annotation)
+        if qualified is not None and qualified.rpartition(".")[2] in _WRAPPERS:
+            self._scopes[-1].instances[name] = qualified
+
+    def note_wrapper_maker(self, name: str, returned: Iterable[cst.BaseExpression]) -> None:
+        """``name``, a module-level function whose body is being entered, returns
+        ``returned``: where one builds a data-parallel wrapper (``return DDP(m)``),
+        calls of ``name`` below return an instance of it (see analysis.walk.wrapped)."""
+        for value in returned:
+            built = self._constructed_class(value)
+            if built is not None and built.rpartition(".")[2] in _WRAPPERS:
+                self._makers[name] = built
+                return
+
     def _constructed_class(self, value: cst.BaseExpression | None) -> str | None:
         """The class ``value`` builds (``Helper(...)``, ``mod.Helper(...)``), as a raw target.
 
@@ -156,6 +182,13 @@ class NameTable:
         if _is_prepare(value):
             return ACCELERATE_PREPARED  # `model = accelerator.prepare(model)`
         func = value.func
+        if (
+            isinstance(func, cst.Name)
+            and func.value in self._makers
+            and self.lookup(func.value) is None
+            and not self.is_bound_locally(func.value)
+        ):
+            return self._makers[func.value]  # `model = ddp_wrap(model)`
         name = last_name(func)
         if name is None or not name[:1].isupper():
             return None
@@ -168,7 +201,7 @@ class NameTable:
                 return None  # a wrapper on a group of its own: its members are unknown
             if any(
                 arg.keyword is not None
-                and arg.keyword.value == "broadcast_buffers"
+                and arg.keyword.value in _NO_FORWARD_SYNC
                 and isinstance(arg.value, cst.Name)
                 and arg.value.value == "False"
                 for arg in value.args

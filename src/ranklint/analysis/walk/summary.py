@@ -43,6 +43,7 @@ from ranklint.analysis.walk.membership import GroupTable, group_made, rank_test
 from ranklint.analysis.walk.names import dotted_name, imported_modules, last_name
 from ranklint.analysis.walk.rank import BATCH_DATA, RankTaint
 from ranklint.analysis.walk.targets import call_target, is_external
+from ranklint.analysis.walk.wrapped import forwarded_parameter, wrapped_argument
 from ranklint.model.events import (
     FLAG_PREFIX,
     UNKNOWN,
@@ -238,6 +239,13 @@ class FactsBuilder:
         marker = marker_label(node, self.settings.hot_functions)
         if marker is not None:
             self._block.append(Marker(*marker))
+        forward = (
+            None
+            if (scan := self.rank.scan()) is None
+            else forwarded_parameter(node.func, scan.kept_parameter)
+        )
+        if target is None and forward is not None:
+            target = "@local:" + ".".join(forward)  # `model.generate(...)` of a parameter
         if target is None:
             return
         if target in _EXIT_CALLS:
@@ -252,12 +260,13 @@ class FactsBuilder:
                 target,
                 site,
                 label,
-                call_args(node),
+                call_args(node, lambda arg: wrapped_argument(arg, names, self.calls.source)),
                 any(a.star for a in node.args),
                 discarded=node is self.statement_call,
                 lazy=any(is_lazy_test(state.node) for state in self._branches),
                 rank_args=rank_arguments(node, self.rank.taint),
-                group_args=group_arguments(node, self._groups.maker(self.rank.scan())),
+                group_args=group_arguments(node, self._groups.maker(scan)),
+                param_call=forward,
             )
         )
 

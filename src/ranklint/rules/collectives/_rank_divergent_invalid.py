@@ -303,6 +303,31 @@ INVALID: tuple[str, ...] = (
         dist.barrier()
     """,
     """
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+    def wrap(model, world_size):
+        if world_size == 1:
+            return model
+        return DDP(model)
+
+
+    @torch.no_grad()
+    def evaluate(model, loader):
+        return sum(model(batch).item() for batch in loader)
+
+
+    def finish(net, loader, world_size):
+        # https://github.com/FareedKhan-dev/train-llm-from-scratch/pull/32: the final
+        # eval runs the DDP model's forward on rank 0 alone, through a helper.
+        model = wrap(net, world_size)
+        if dist.get_rank() == 0:
+            print(evaluate(model, loader))  # expect: RNK102
+        dist.destroy_process_group()
+    """,
+    """
     import os
 
     import torch.distributed as dist

@@ -176,9 +176,19 @@ accelerate's FSDP plugin (`FullyShardedDataParallelPlugin(...)`,
 `fsdp_plugin=`). A wrapper configured only in a JSON or YAML file is not
 seen. The forward of `model = DDP(m)` is a collective too: it broadcasts the
 module's buffers first, in `eval()` and `no_grad()` as well, unless the
-wrapper is given `broadcast_buffers=False`; a module without buffers (no
+wrapper is given `broadcast_buffers=False` (or `forward_sync_buffers=False`, its name since
+torch 2.13); a module without buffers (no
 BatchNorm, no registered buffer) does not communicate, which the analysis
 cannot see (call `model.module(x)` on one rank, or suppress with a reason).
+A wrapped model is followed where it is built in view, where a parameter's
+annotation names the wrapper (`model: DistributedDataParallel`), where a
+function of the same module defined above the call returns one it builds
+(`model = ddp_wrap(model)` with `return DDP(m, ...)`), and into the helpers it
+is passed to: `if rank == 0: evaluate(model, loader)` is reported where
+`evaluate` runs `model(x)`, `model.forward(x)` or `model.generate(...)` and
+never rebinds `model` (`model = model.module` unwraps it). A model kept in an
+attribute (`self.model`) or returned by a helper of another module is not
+followed.
 
 Framework calls that communicate only in some configurations count where the
 code shows that configuration: a state-dict getter
