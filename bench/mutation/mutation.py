@@ -170,6 +170,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (
             "model/events.py",
             "analysis/walk/summary.py",
+            "analysis/walk/canonical.py",
             "analysis/walk/classify.py",
             "analysis/project/callgraph.py",
             "analysis/project/divergences.py",
@@ -281,10 +282,9 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/analysis/walk/test_membership.py",
         ),
     ),
-    # Models wrapped in DDP/FSDP followed into helpers, annotations and wrapping
-    # helpers, and a test's canonical form.
+    # Models wrapped in DDP/FSDP followed into helpers, annotations and wrapping helpers.
     "wrapped_models": (
-        ("analysis/walk/wrapped.py", "analysis/walk/canonical.py"),
+        ("analysis/walk/wrapped.py",),
         (
             "tests/analysis/project/test_wrapped_models.py",
             "tests/analysis/walk/test_rank_tests.py",
