@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 from ranklint import Config, lint_source
+from ranklint.findings import Confidence
 from tests.conftest import codes_by_line
 
 _CLASS = """
@@ -313,3 +314,132 @@ def test_attribute_set_under_two_rank_tests_keeps_the_surest_source() -> None:
     (finding,) = lint_source(textwrap.dedent(source), "tracker.py", config).findings
 
     assert (finding.line, finding.confidence.value) == (8, "high")
+
+
+# -- module globals ------------------------------------------------------------------
+
+_GLOBAL = """
+import torch.distributed as dist
+
+_LAST = -1
+
+
+def push(step, t):
+    global _LAST
+    if step != _LAST:
+        dist.broadcast(t, src=0)  # the collective
+{setter}
+"""
+
+
+def _global_found(setter: str) -> list[tuple[int, str]]:
+    """``setter`` in ``push`` after the read, or at module level where it defines
+    a function or a class."""
+    setter = textwrap.dedent(setter).strip("\n")
+    if not setter.startswith(("def ", "class ")):
+        setter = textwrap.indent(setter, "    ")
+    else:
+        setter = "\n\n" + setter
+    return codes_by_line(_GLOBAL.format(setter=setter), only=("RNK102",))
+
+
+_GLOBAL_RANK_SETTERS = {
+    "same-function-after-the-read": """
+        if dist.get_rank() > 0:
+            _LAST = step
+    """,
+    "nested-in-a-loop": """
+        for _ in range(2):
+            if dist.get_rank() == 0:
+                _LAST += 1
+    """,
+    "another-function": """
+    def mark(step):
+        global _LAST
+        if dist.get_rank() == 0:
+            _LAST = step
+    """,
+    "a-method": """
+    class Marker:
+        def mark(self, step):
+            global _LAST
+            if dist.get_rank() == 0:
+                _LAST = step
+    """,
+}
+
+
+@pytest.mark.parametrize("setter", _GLOBAL_RANK_SETTERS.values(), ids=_GLOBAL_RANK_SETTERS.keys())
+def test_module_global_set_under_a_rank_test_makes_its_reads_rank_dependent(setter: str) -> None:
+    expected = [(_line(_GLOBAL, "# the collective"), "RNK102")]
+
+    assert _global_found(setter) == expected
+
+
+_GLOBAL_UNIFORM_SETTERS = {
+    "every-rank": """
+        _LAST = step
+    """,
+    "both-arms": """
+        if dist.get_rank() == 0:
+            _LAST = step
+        else:
+            _LAST = step
+    """,
+    "uniform-test": """
+        if dist.get_world_size() > 1:
+            _LAST = step
+    """,
+    "not-declared-global": """
+    def mark(step):
+        if dist.get_rank() == 0:
+            _LAST = step
+    """,
+    "another-global": """
+    def mark(step):
+        global _OTHER
+        if dist.get_rank() == 0:
+            _OTHER = step
+    """,
+    "in-a-nested-function": """
+    def outer():
+        def mark(step):
+            global _LAST
+            if dist.get_rank() == 0:
+                _LAST = step
+    """,
+}
+
+
+@pytest.mark.parametrize(
+    "setter", _GLOBAL_UNIFORM_SETTERS.values(), ids=_GLOBAL_UNIFORM_SETTERS.keys()
+)
+def test_module_global_set_alike_on_every_rank_or_not_global_leaves_reads_uniform(
+    setter: str,
+) -> None:
+    assert _global_found(setter) == []
+
+
+def test_late_global_keeps_the_rank_tests_source_and_reaches_a_function_defined_before() -> None:
+    source = """
+import torch.distributed as dist
+
+_LAST = -1
+
+
+def push(step, t):
+    if step != _LAST:
+        dist.all_reduce(t)
+
+
+def mark(step):
+    global _LAST
+    if dist.get_rank() == 0:
+        _LAST = step
+"""
+    result = lint_source(textwrap.dedent(source), "m.py", Config(select=("RNK102",)))
+
+    (finding,) = result.findings
+    assert finding.line == 9
+    assert "`step != _LAST`" in finding.message
+    assert finding.confidence is Confidence.HIGH

@@ -56,7 +56,7 @@ def binding_counts(function: cst.FunctionDef) -> Counter[str]:
     counts = Counter(bindings(statements))
     counts.update(parameter_names(function))
     # `global _ME` then `_ME = dist.get_rank()`: the declaration binds nothing itself.
-    counts.subtract(_declared_global(statements))
+    counts.subtract(declared_global(statements))
     return counts
 
 
@@ -140,7 +140,7 @@ def _self_targets(target: cst.BaseExpression) -> Iterator[tuple[str, bool]]:
                 yield attribute, False
 
 
-def _declared_global(statements: Sequence[cst.BaseStatement]) -> Iterator[str]:
+def declared_global(statements: Sequence[cst.BaseStatement]) -> Iterator[str]:
     """The names the function's own ``global`` statements declare (not a nested
     function's)."""
     for statement in flattened(statements):

@@ -16,6 +16,17 @@ class's environment holds them at the start of every method: a read of such an
 attribute depends on the rank until the method assigns it itself, and an
 assignment in another method (the constructor's ``self.last = -1``) does not
 make it uniform again.
+
+A module global works alike (:func:`late_globals`): a function that declares
+``global _LAST`` and assigns it under a rank test makes ``_LAST`` depend on the
+rank at the start of every function the module defines after it is read:
+
+    def push(step, t):
+        global _LAST
+        if step != _LAST:          # set by an earlier call, on some ranks only
+            dist.broadcast(t, src=0)
+        if dist.get_rank() > 0:
+            _LAST = step
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import libcst as cst
 
+from ranklint.analysis.walk.definitions import declared_global
 from ranklint.model.taint import CLEAN, Taint
 from ranklint.syntax import block_statements, suite_statements
 
@@ -54,9 +66,42 @@ def late_attributes(node: cst.ClassDef, taint_of: Callable[[cst.BaseExpression],
             taint = taint_of(test)
             if not taint.rank:
                 continue
-            for name in _assigned(arm) - _assigned(other):
+            for name in _assigned(arm, _self_attribute) - _assigned(other, _self_attribute):
                 late[name] = late.get(name, CLEAN) | taint
     return LateEnv(late)
+
+
+def late_globals(
+    module: cst.Module, taint_of: Callable[[cst.BaseExpression], Taint]
+) -> dict[str, Taint]:
+    """The module globals that a function of ``module`` (or a method of one of its
+    classes) declares ``global`` and assigns under a rank-dependent ``if`` test, not
+    in its ``else``, with the test's taint (by ``taint_of``: the walk's, where it is
+    asked, once the module's imports are bound)."""
+    late: dict[str, Taint] = {}
+    for function in _functions(module.body):
+        statements = suite_statements(function.body)
+        declared = set(declared_global(statements))
+        if not declared:
+            continue
+        for test, arm, other in _ifs(statements):
+            taint = taint_of(test)
+            if not taint.rank:
+                continue
+            for name in (_assigned(arm, _name) - _assigned(other, _name)) & declared:
+                late[name] = late.get(name, CLEAN) | taint
+    return late
+
+
+def _functions(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.FunctionDef]:
+    """The functions ``statements`` define, and the methods of the classes they define."""
+    for statement in statements:
+        if isinstance(statement, cst.FunctionDef):
+            yield statement
+        elif isinstance(statement, cst.ClassDef):
+            yield from _functions(suite_statements(statement.body))
+        elif isinstance(statement, (cst.If, cst.Try)):
+            yield from _functions(block_statements(statement))
 
 
 def _ifs(
@@ -84,29 +129,38 @@ def _orelse(statement: cst.If) -> list[cst.BaseStatement]:
     return []
 
 
-def _assigned(statements: Sequence[cst.BaseStatement]) -> set[str]:
-    """The ``self.`` attributes ``statements`` assign, at any depth of their blocks."""
+def _assigned(
+    statements: Sequence[cst.BaseStatement], named: Callable[[cst.BaseExpression], str | None]
+) -> set[str]:
+    """The names ``statements`` assign, at any depth of their blocks, as ``named``
+    reads an assignment's target (a ``self.`` attribute, or a plain name)."""
     names: set[str] = set()
     for statement in statements:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
-                names.update(_targets(small))
+                names.update(n for t in _targets(small) if (n := named(t)) is not None)
         elif isinstance(statement, (cst.If, cst.For, cst.While, cst.With, cst.Try)):
-            names |= _assigned(block_statements(statement))
+            names |= _assigned(block_statements(statement), named)
     return names
 
 
-def _targets(small: cst.BaseSmallStatement) -> Iterator[str]:
+def _targets(small: cst.BaseSmallStatement) -> list[cst.BaseExpression]:
     if isinstance(small, cst.Assign):
-        targets = [target.target for target in small.targets]
-    elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
-        targets = [small.target]
-    else:
-        return
-    for target in targets:
-        if (
-            isinstance(target, cst.Attribute)
-            and isinstance(target.value, cst.Name)
-            and target.value.value == "self"
-        ):
-            yield target.attr.value
+        return [target.target for target in small.targets]
+    if isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+        return [small.target]
+    return []
+
+
+def _self_attribute(target: cst.BaseExpression) -> str | None:
+    if (
+        isinstance(target, cst.Attribute)
+        and isinstance(target.value, cst.Name)
+        and target.value.value == "self"
+    ):
+        return target.attr.value
+    return None
+
+
+def _name(target: cst.BaseExpression) -> str | None:
+    return target.value if isinstance(target, cst.Name) else None

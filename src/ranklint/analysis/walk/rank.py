@@ -31,7 +31,6 @@ from ranklint.analysis.walk.catalog import (
     ARGUMENT_RANK_FUNCTIONS,
     FILE_SYSTEM_QUERIES,
     PASS_THROUGH,
-    RANK_ENVIRONMENT,
     RANK_FUNCTIONS,
     RANK_TUPLE_FUNCTIONS,
     SAME_VALUE_METHODS,
@@ -48,15 +47,18 @@ from ranklint.analysis.walk.containers import (
 from ranklint.analysis.walk.flags import ComplementaryAssignments, RestatedFlags
 from ranklint.analysis.walk.guards import first_and_last_stage, same_on_every_rank
 from ranklint.analysis.walk.late_state import LateEnv
-from ranklint.analysis.walk.literals import index_value, string_value
+from ranklint.analysis.walk.literals import index_value
 from ranklint.analysis.walk.names import NamePatterns, NameTable
-from ranklint.analysis.walk.sources import FRAMEWORK_RANK_ATTRIBUTES, source_excerpt
+from ranklint.analysis.walk.sources import (
+    FRAMEWORK_RANK_ATTRIBUTES,
+    environment_taint,
+    source_excerpt,
+)
 from ranklint.analysis.walk.targets import call_target, is_external
 from ranklint.model.taint import (
     CLEAN,
     CONFIGURED_NAME,
     FILE_SYSTEM,
-    LAUNCHER_VARIABLE,
     PER_RANK_DATA,
     RANDOM_DRAW,
     RANK_NAME,
@@ -134,6 +136,9 @@ class RankTaint:
         # Flags that restate a rank test, for the module and each function.
         self._flags: list[RestatedFlags] = [RestatedFlags()]
         self._complements: list[ComplementaryAssignments] = [ComplementaryAssignments()]
+        # Module globals a function sets under a rank test (late_state.late_globals),
+        # found once the walker enters the first function.
+        self.late_globals: dict[str, Taint] | None = None
 
     # -- environments ------------------------------------------------------
     def push_function(
@@ -147,6 +152,8 @@ class RankTaint:
         self._declared.append({})
         if method and isinstance(self._class_envs[-1], LateEnv):
             self._class_envs[-1].enter_method()  # rank-set state may come from any call
+        for name, taint in (self.late_globals or {}).items():
+            self._module_env[name] = self._module_env.get(name, CLEAN) | taint  # so may globals
 
     def pop_function(self) -> None:
         self._functions.pop()
@@ -516,7 +523,7 @@ class RankTaint:
                 strong = replace(_STRONG, axes=axes) if axes else _STRONG
                 return with_source(strong, RANK_QUERY, source_excerpt(node))
             if qualified in ("os.getenv", "os.environ.get"):
-                return self._environment(node.args[0].value if node.args else None, node)
+                return environment_taint(node.args[0].value if node.args else None, node)
             if qualified in ARGUMENT_RANK_FUNCTIONS or qualified in TENSOR_OF_VALUE:
                 return self._arguments(node, depth)
             if qualified in FILE_SYSTEM_QUERIES and node.args and self._written(node.args[0].value):
@@ -569,7 +576,7 @@ class RankTaint:
         if self._is_environ(node.value) and len(node.slice) == 1:
             element = node.slice[0].slice
             if isinstance(element, cst.Index):
-                return self._environment(element.value, node)
+                return environment_taint(element.value, node)
         element_of_call = self._element_of_call(node, depth)
         if element_of_call is not None:
             return element_of_call
@@ -610,9 +617,3 @@ class RankTaint:
 
     def _is_environ(self, node: cst.BaseExpression) -> bool:
         return self.names.resolve(node) == "os.environ"
-
-    @staticmethod
-    def _environment(key: cst.BaseExpression | None, read: cst.BaseExpression) -> Taint:
-        if key is not None and string_value(key) in RANK_ENVIRONMENT:
-            return with_source(_STRONG, LAUNCHER_VARIABLE, source_excerpt(read))
-        return CLEAN
