@@ -336,7 +336,7 @@ def _global_found(setter: str) -> list[tuple[int, str]]:
     """``setter`` in ``push`` after the read, or at module level where it defines
     a function or a class."""
     setter = textwrap.dedent(setter).strip("\n")
-    if not setter.startswith(("def ", "class ")):
+    if not setter.startswith(("def ", "class ", "# module level")):
         setter = textwrap.indent(setter, "    ")
     else:
         setter = "\n\n" + setter
@@ -358,6 +358,24 @@ _GLOBAL_RANK_SETTERS = {
         global _LAST
         if dist.get_rank() == 0:
             _LAST = step
+    """,
+    "a-function-defined-under-a-module-test": """
+    # module level
+    if dist.is_available():
+        def mark(step):
+            global _LAST
+            if dist.get_rank() == 0:
+                _LAST = step
+    """,
+    "a-function-defined-in-a-try": """
+    # module level
+    try:
+        import numpy
+    except ImportError:
+        def mark(step):
+            global _LAST
+            if dist.get_rank() == 0:
+                _LAST = step
     """,
     "a-method": """
     class Marker:
@@ -443,3 +461,19 @@ def mark(step):
     assert finding.line == 9
     assert "`step != _LAST`" in finding.message
     assert finding.confidence is Confidence.HIGH
+
+
+def test_global_set_under_two_rank_tests_keeps_the_surest_source() -> None:
+    setter = """
+        if dist.get_rank() == 0:
+            _LAST = step
+        if rank == 0:
+            _LAST = step + 1
+    """
+    source = _GLOBAL.format(setter=textwrap.indent(textwrap.dedent(setter).strip("\n"), "    "))
+
+    result = lint_source(source.lstrip("\n"), "m.py", Config(select=("RNK102",)))
+
+    (finding,) = result.findings
+    assert finding.line == _line(_GLOBAL, "# the collective")
+    assert finding.confidence is Confidence.HIGH  # the query's, not the name's (medium)

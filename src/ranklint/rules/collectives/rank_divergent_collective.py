@@ -65,9 +65,10 @@ setup()`), `self.` attributes read in other methods (an attribute some
 method sets under a rank test depends on the rank in every method of the
 class, before or after that one, until the method assigns it itself; so
 does a module global that a function declaring `global` sets under a rank
-test, in every function), `global`/`nonlocal`, walrus, a dict's constant keys (`flags = {"main": rank
-== 0}`, then `if flags["main"]:`), and a tensor made of such a value (`flag =
-torch.tensor(float(rank == 0))`, then `flag.item()`). A value assigned
+test, in every function), `global`/`nonlocal`, walrus, a dict's constant
+keys (`flags = {"main": rank == 0}`, then `if flags["main"]:`), and a tensor
+made of such a value (`flag = torch.tensor(float(rank == 0))`, then
+`flag.item()`). A value assigned
 under a rank-dependent test (`if rank == 0: stop = check()`), or computed
 in a loop over a rank's share (`files[rank::world]`, `range(rank, n,
 world)`), depends on the rank too, until a broadcast or
