@@ -926,9 +926,19 @@ def test_real_dump_taken_while_waiting_shows_the_collective_rank_0_is_stuck_in(
         run_cli("trace", "--output-format", "json", "--no-static", str(real_dumps["stuck"])).out
     )
     assert run.code == 1
-    # Scheduled, or started where gloo's worker thread picked it up before the dump
-    # (a race that load decides; seen in a CI run on a loaded machine).
-    stuck = re.compile(r"  rank 0: in all_reduce #1 on group \[0, 1\] \((scheduled|started), not")
+    # The divergence is at #1, which rank 1 never issues.
+    assert run.out.startswith(
+        "ranks diverged at collective #1 on group [0, 1]: rank 1 never issued it"
+    ), run.out
+    # Where rank 0 stood: in #1, scheduled, or started where gloo's worker thread
+    # picked it up before the dump (a race that load decides, seen in a CI run); or
+    # still in #0 where the recorder had not yet retired it (gloo marks an entry
+    # completed later than the caller's wait returns: seen in a CI run on a quiet
+    # machine; a 2-rank gloo run polled for 5 s never saw its entry completed).
+    stuck = re.compile(
+        r"  rank 0: in all_reduce (#1 on group \[0, 1\] \((scheduled|started)"
+        r"|#0 on group \[0, 1\] \(scheduled), not"
+    )
     assert any(stuck.match(line) for line in run.out.splitlines()), run.out
     # Rank 0 is stuck in #1. Rank 1 may also list its last collective (#0) when its
     # dump races gloo's completion bookkeeping (seen under load), never a later one.

@@ -24,7 +24,6 @@ from ranklint.analysis.walk.catalog import PROPERTY_COLLECTIVES
 from ranklint.analysis.walk.classify import is_state_dict_context
 from ranklint.analysis.walk.context import Condition, FileContext, FunctionFrame
 from ranklint.analysis.walk.guards import guard_kind
-from ranklint.analysis.walk.late_state import late_globals
 from ranklint.analysis.walk.names import ScopeKind
 from ranklint.analysis.walk.visitor import NodeVisitor
 from ranklint.analysis.walk.wrapped import returned_values
@@ -199,11 +198,6 @@ class Walker:
         saved = (ctx.import_time, ctx.conditions, ctx.loop_depth, ctx.statement)
         ctx.import_time, ctx.conditions, ctx.loop_depth = False, [], 0
         ctx.functions.append(FunctionFrame(node, class_name))
-        if ctx.rank.late_globals is None:
-            # Once, where the module's imports are bound: globals set under a rank test.
-            ctx.rank.late_globals = (
-                late_globals(ctx.module, ctx.rank.taint) if "global " in ctx.calls.source else {}
-            )
         ctx.names.push(ScopeKind.FUNCTION)
         ctx.facts.enter_function(node, class_name)
         ctx.tensors.push()

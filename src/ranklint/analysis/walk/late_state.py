@@ -71,6 +71,28 @@ def late_attributes(node: cst.ClassDef, taint_of: Callable[[cst.BaseExpression],
     return LateEnv(late)
 
 
+class LateGlobals:
+    """The module globals of one file that its functions set under a rank test,
+    found at the file's first function (its imports are bound there)."""
+
+    def __init__(self) -> None:
+        self._found: dict[str, Taint] | None = None
+
+    def enter_function(
+        self,
+        env: dict[str, Taint],
+        module: cst.Module | None,
+        taint_of: Callable[[cst.BaseExpression], Taint],
+    ) -> None:
+        """A function begins: the globals (in ``env``, the module's environment)
+        depend on the rank again, as the state may come from any earlier call.
+        ``module``: None where the file sets no global in a function."""
+        if self._found is None:
+            self._found = {} if module is None else late_globals(module, taint_of)
+        for name, taint in self._found.items():
+            env[name] = env.get(name, CLEAN) | taint
+
+
 def late_globals(
     module: cst.Module, taint_of: Callable[[cst.BaseExpression], Taint]
 ) -> dict[str, Taint]:

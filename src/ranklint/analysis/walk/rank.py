@@ -26,7 +26,7 @@ from ranklint.analysis.walk.axes import (
     identifier_words,
     rank_axes,
 )
-from ranklint.analysis.walk.bodies import FunctionScan
+from ranklint.analysis.walk.bodies import Function, FunctionScan
 from ranklint.analysis.walk.catalog import (
     ARGUMENT_RANK_FUNCTIONS,
     FILE_SYSTEM_QUERIES,
@@ -46,7 +46,7 @@ from ranklint.analysis.walk.containers import (
 )
 from ranklint.analysis.walk.flags import ComplementaryAssignments, RestatedFlags
 from ranklint.analysis.walk.guards import first_and_last_stage, same_on_every_rank
-from ranklint.analysis.walk.late_state import LateEnv
+from ranklint.analysis.walk.late_state import LateEnv, LateGlobals
 from ranklint.analysis.walk.literals import index_value
 from ranklint.analysis.walk.names import NamePatterns, NameTable
 from ranklint.analysis.walk.sources import (
@@ -136,13 +136,11 @@ class RankTaint:
         # Flags that restate a rank test, for the module and each function.
         self._flags: list[RestatedFlags] = [RestatedFlags()]
         self._complements: list[ComplementaryAssignments] = [ComplementaryAssignments()]
-        # Module globals a function sets under a rank test (late_state.late_globals),
-        # found once the walker enters the first function.
-        self.late_globals: dict[str, Taint] | None = None
+        self._late_globals = LateGlobals()
 
     # -- environments ------------------------------------------------------
     def push_function(
-        self, *, method: bool, node: cst.FunctionDef | cst.Lambda | None = None
+        self, *, method: bool, node: Function | None = None, module: cst.Module | None = None
     ) -> None:
         self._functions.append(FunctionScan(node, self.names, gathers=self.gathers_objects))
         self._function_envs.append({})
@@ -152,8 +150,7 @@ class RankTaint:
         self._declared.append({})
         if method and isinstance(self._class_envs[-1], LateEnv):
             self._class_envs[-1].enter_method()  # rank-set state may come from any call
-        for name, taint in (self.late_globals or {}).items():
-            self._module_env[name] = self._module_env.get(name, CLEAN) | taint  # so may globals
+        self._late_globals.enter_function(self._module_env, module, self.taint)  # and globals
 
     def pop_function(self) -> None:
         self._functions.pop()

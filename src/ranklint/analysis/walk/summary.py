@@ -144,7 +144,9 @@ class FactsBuilder:
 
     # -- structure ---------------------------------------------------------
     def enter_function(self, node: cst.FunctionDef | cst.Lambda, class_name: str | None) -> None:
-        self.rank.push_function(method=class_name is not None, node=node)
+        # A file that never says `global ` sets no module global in a function.
+        module = self.module if "global " in self.calls.source else None
+        self.rank.push_function(method=class_name is not None, node=node, module=module)
         if isinstance(node, cst.Lambda):
             dummy = FunctionSummary("<lambda>", None, ())
             self._frames.append(_Frame(dummy, [dummy.events], discard=True))
