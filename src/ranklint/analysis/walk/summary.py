@@ -141,11 +141,12 @@ class FactsBuilder:
         self.mesh_dynamic = False
         self.imports: set[str] = set()
         self.deferred_creations: list[tuple[Site, str]] = []
+        # A file that never says `global ` sets no module global in a function.
+        self._sets_globals = "global " in calls.source
 
     # -- structure ---------------------------------------------------------
     def enter_function(self, node: cst.FunctionDef | cst.Lambda, class_name: str | None) -> None:
-        # A file that never says `global ` sets no module global in a function.
-        module = self.module if "global " in self.calls.source else None
+        module = self.module if self._sets_globals else None
         self.rank.push_function(method=class_name is not None, node=node, module=module)
         if isinstance(node, cst.Lambda):
             dummy = FunctionSummary("<lambda>", None, ())
