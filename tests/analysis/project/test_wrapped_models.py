@@ -17,6 +17,7 @@ import libcst as cst
 import pytest
 
 from ranklint import Config, lint_paths
+from ranklint.analysis.walk.classify import CallClassifier
 from ranklint.analysis.walk.names import NameTable
 from ranklint.analysis.walk.wrapped import (
     WRAPPED_PREFIX,
@@ -300,16 +301,21 @@ def _names(*imports: str) -> NameTable:
     return names
 
 
+def _calls(names: NameTable, source: str = "") -> CallClassifier:
+    return CallClassifier(names, {}, {}, source=source)
+
+
 def test_wrapped_argument_names_the_class_of_a_model_whose_forward_communicates() -> None:
     names = _names("from torch.nn.parallel import DistributedDataParallel as DDP")
     names.bind_other("model", value=cst.parse_expression("DDP(net)"))
     names.bind_other("helper", value=cst.parse_expression("Helper()"))
     names.bind_other("net", value=cst.parse_expression("build()"))
+    calls = _calls(names)
 
-    assert wrapped_argument(cst.Name("model"), names, "") == WRAPPED_PREFIX + _DDP
-    assert wrapped_argument(cst.Name("helper"), names, "") is None
-    assert wrapped_argument(cst.Name("net"), names, "") is None
-    assert wrapped_argument(cst.parse_expression("model.module"), names, "") is None
+    assert wrapped_argument(cst.Name("model"), calls) == WRAPPED_PREFIX + _DDP
+    assert wrapped_argument(cst.Name("helper"), calls) is None
+    assert wrapped_argument(cst.Name("net"), calls) is None
+    assert wrapped_argument(cst.parse_expression("model.module"), calls) is None
 
 
 def test_wrapped_argument_of_a_prepared_model_needs_the_file_to_configure_fsdp() -> None:
@@ -317,8 +323,8 @@ def test_wrapped_argument_of_a_prepared_model_needs_the_file_to_configure_fsdp()
     names.bind_other("model", value=cst.parse_expression("accelerator.prepare(net)"))
     configured = "plugin = FullyShardedDataParallelPlugin(sharding_strategy=1)"
 
-    assert wrapped_argument(cst.Name("model"), names, "") is None
-    assert wrapped_argument(cst.Name("model"), names, configured) == (
+    assert wrapped_argument(cst.Name("model"), _calls(names)) is None
+    assert wrapped_argument(cst.Name("model"), _calls(names, configured)) == (
         WRAPPED_PREFIX + "accelerate.PreparedModel"
     )
 

@@ -73,17 +73,24 @@ class CallClassifier:
         found = self._classified.get(id(node))
         return found if found is not None else self._configured(node, *self._classify(node))
 
+    def configured(self, spec: CallSpec) -> bool:
+        """Whether the configuration ``spec`` requires (CallSpec.requires) shows in the
+        text it is read from: the file's, or that of the function being walked."""
+        if spec.requires is None:
+            return True
+        scan = self.scan()
+        text = self.source if scan is None or spec.requires_file else scan.text
+        return re.search(spec.requires, text) is not None
+
     def _configured(
         self, node: cst.Call, spec: CallSpec | None, target: str | None
     ) -> tuple[CallSpec | None, str | None]:
         """Drop a row whose call does not communicate as this file uses it."""
         if spec is None or (not spec.requires and not spec.sharded_only):
             return spec, target
+        if not self.configured(spec):
+            return None, target
         scan = self.scan()
-        if spec.requires is not None:
-            text = self.source if scan is None or spec.requires_file else scan.text
-            if re.search(spec.requires, text) is None:
-                return None, target
         if scan is not None and spec.sharded_only and scan.sharded_later(node):
             return None, target
         return spec, target

@@ -263,7 +263,7 @@ class FactsBuilder:
                 target,
                 site,
                 label,
-                call_args(node, lambda arg: wrapped_argument(arg, names, self.calls.source)),
+                call_args(node, lambda arg: wrapped_argument(arg, self.calls)),
                 any(a.star for a in node.args),
                 discarded=node is self.statement_call,
                 lazy=any(is_lazy_test(state.node) for state in self._branches),

@@ -25,14 +25,13 @@ This module adds three ways the model reaches the code that runs its forward:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 
 import libcst as cst
 
 from ranklint.analysis.walk.catalog import lookup
+from ranklint.analysis.walk.classify import CallClassifier
 from ranklint.analysis.walk.definitions import flattened
-from ranklint.analysis.walk.names import NameTable
 from ranklint.model.kinds import CallKind
 from ranklint.syntax import suite_statements
 
@@ -76,16 +75,16 @@ def forwarded_parameter(
     return (name, method) if kept(name) else None
 
 
-def wrapped_argument(node: cst.BaseExpression, names: NameTable, source: str) -> str | None:
+def wrapped_argument(node: cst.BaseExpression, calls: CallClassifier) -> str | None:
     """:data:`WRAPPED_PREFIX` and the class, where ``node`` names a model whose
-    forward is a collective as this file (its text: ``source``) configures it."""
+    forward is a collective as the code ``calls`` classifies configures it."""
     if not isinstance(node, cst.Name):
         return None
-    built = names.instance_of(node.value)
+    built = calls.names.instance_of(node.value)
     # (A shortcut: no catalog row is named "None.__call__"; not mutated.)
     spec = None if built is None else lookup(f"{built}.__call__")  # pragma: no mutate
     if spec is None or spec.kind is not CallKind.COLLECTIVE:
         return None
-    if spec.requires is not None and re.search(spec.requires, source) is None:
+    if not calls.configured(spec):
         return None  # `accelerator.prepare(model)` where the file configures no FSDP
     return WRAPPED_PREFIX + built
