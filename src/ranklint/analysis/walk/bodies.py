@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
 
 import libcst as cst
 
@@ -184,18 +183,17 @@ class FunctionScan:
         return {} if self._function is None else single_definitions(self._function, self.text)
 
     @functools.cached_property
-    def _counts(self) -> Counter[str]:
+    def _kept_parameters(self) -> frozenset[str]:
+        """The parameters the function never binds again (found once: asked at every call)."""
         function = self._function
-        return binding_counts(function) if isinstance(function, cst.FunctionDef) else Counter()
+        if not isinstance(function, cst.FunctionDef):
+            return frozenset()
+        counts = binding_counts(function)
+        return frozenset(name for name in parameter_names(function) if counts[name] == 1)
 
     def kept_parameter(self, name: str) -> bool:
         """Whether ``name`` is a parameter the function never binds again."""
-        function = self._function
-        return (
-            isinstance(function, cst.FunctionDef)
-            and name in parameter_names(function)
-            and self._counts[name] == 1
-        )
+        return name in self._kept_parameters
 
     def definition(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
         """The value a name the function binds once is bound to, or a constant key's
