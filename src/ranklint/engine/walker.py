@@ -207,7 +207,7 @@ class Walker:
             isinstance(node, cst.FunctionDef)
             and len(ctx.functions) == 1
             and class_name is None
-            and "DataParallel" in ctx.calls.source
+            and ctx.wraps_models
         ):
             # `def ddp_wrap(m): return DDP(m)`: what its calls return is a DDP model.
             ctx.names.note_wrapper_maker(node.name.value, returned_values(node))

@@ -71,6 +71,9 @@ class FileContext:
     facts: FactsBuilder = field(init=False)
     # Which expressions are known to be tensors (see analysis.walk.tensors).
     tensors: TensorTypes = field(init=False)
+    # The text names a data-parallel wrapper: its functions may return one
+    # (NameTable.note_wrapper_maker); read once, not at every function.
+    wraps_models: bool = field(init=False)
 
     def __post_init__(self) -> None:
         self.rank = RankTaint(
@@ -88,6 +91,7 @@ class FileContext:
         )
         self.facts = FactsBuilder(self.module, self.path, self.rank, self.settings, self.calls)
         self.tensors = TensorTypes(self.names)
+        self.wraps_models = "DataParallel" in self.calls.source
 
     @property
     def place(self) -> tuple[int, cst.CSTNode | None, cst.CSTNode | None]:
