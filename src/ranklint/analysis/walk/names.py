@@ -21,6 +21,7 @@ import fnmatch
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 import libcst as cst
 
@@ -80,6 +81,11 @@ def last_name(node: cst.BaseExpression) -> str | None:
 _NO_FORWARD_SYNC = frozenset({"broadcast_buffers", "forward_sync_buffers"})
 # Wrapper classes whose calls are collectives on their process group.
 _WRAPPERS = frozenset({"FullyShardedDataParallel", "DistributedDataParallel"})
+
+
+def _is_wrapper(qualified: str | None) -> TypeGuard[str]:
+    """Whether ``qualified`` names a data-parallel wrapper class (DDP, FSDP)."""
+    return qualified is not None and qualified.rpartition(".")[2] in _WRAPPERS
 
 
 def imported_modules(node: cst.Import | cst.ImportFrom) -> list[str]:
@@ -157,7 +163,7 @@ class NameTable:
         self.bind_other(name)
         annotation = param.annotation
         qualified = None if annotation is None else self.resolve(annotation.annotation)
-        if qualified is not None and qualified.rpartition(".")[2] in _WRAPPERS:
+        if _is_wrapper(qualified):
             self._scopes[-1].instances[name] = qualified
 
     def note_wrapper_maker(self, name: str, returned: Iterable[cst.BaseExpression]) -> None:
@@ -166,7 +172,7 @@ class NameTable:
         calls of ``name`` below return an instance of it (see analysis.walk.wrapped)."""
         for value in returned:
             built = self._constructed_class(value)
-            if built is not None and built.rpartition(".")[2] in _WRAPPERS:
+            if _is_wrapper(built):
                 self._makers[name] = built
                 return
 
@@ -194,7 +200,7 @@ class NameTable:
             return None
         qualified = self.resolve(func)
         if qualified is not None:
-            if qualified.rpartition(".")[2] in _WRAPPERS and any(
+            if _is_wrapper(qualified) and any(
                 arg.keyword is not None and arg.keyword.value in WRAPPER_GROUP_KEYWORDS
                 for arg in value.args
             ):
