@@ -92,11 +92,6 @@ NOT_FOUND_YET: dict[str, str] = {
         "`path.exists()` on a shared file system can differ between ranks; only paths the "
         "function writes on some ranks are treated as rank-dependent"
     ),
-    "a64_particleflow_rank0_patience_return_skips_barrier": (
-        "a `return` nested in a `with` block, under a data test, inside `if (rank == 0) or "
-        "(rank == 'cpu'):`, before the step's barrier: not found at any tier (not yet "
-        "investigated)"
-    ),
     "b32_sglang_hicache_new_group_own_tp_ranks": _OWN_GROUP_RANKS,
     "b34_lightllm_dp_group_from_own_rank": _OWN_GROUP_RANKS,
     "b62_megatron_bridge_mimo_embedding_groups_own_pp": _OWN_GROUP_RANKS,
@@ -164,7 +159,6 @@ NOT_FOUND_YET |= {
         "a25_deepforest_metric_compute_gated_on_local_labels",
         "a28_pytorch_fsdp_save_branch_on_reduced_loss",
         "a29_tao_oneformer_log_loop_over_local_dataloaders",
-        "a32_vlmevalkit_rank0_continue_skips_loop_end_barrier",
         "a62_megatron_bridge_param_norm_sharded_allreduce_if_nonempty",
         "b33_transformer_engine_ub_intra_node_group_own_node",
         "b80_pytorch_broadcast_on_group_without_caller",
@@ -202,6 +196,11 @@ FOUND_BELOW_DEFAULT: dict[str, str] = {
     "a60_particleflow_validation_barrier_under_rank0": _NAME_ONLY,
     "a61_bergson_one_shot_score_saver_barrier_rank0": _NAME_ONLY,
     "a63_particleflow_epoch_test_run_under_rank0": _NAME_ONLY,
+    # Issue 36, fourth session: an exit under a rank test reaches past the test's
+    # own block (analysis.project.sequences.Tail); a64 tuning, a32 test half (found
+    # when measured; its guard also tests a `rank` parameter, per docs/dev/realbugs.md).
+    "a64_particleflow_rank0_patience_return_skips_barrier": _NAME_ONLY,
+    "a32_vlmevalkit_rank0_continue_skips_loop_end_barrier": _TEST_HALF,
     "d80_train_llm_final_eval_ddp_forward_rank0": (
         "found at medium: `ctx.is_main` is a property of a context object whose `rank` the "
         "constructor is passed in another function, read as a rank by its name only"

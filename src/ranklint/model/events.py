@@ -278,6 +278,20 @@ def conditions(events: Sequence[Event], *, every: bool = False) -> Iterator[Cond
             yield from conditions(event.body, every=every)
 
 
+def exiting_conditions(events: Sequence[Event]) -> Iterator[str]:
+    """The keys of the branches in ``events`` (loop bodies and arms included)
+    with an early exit somewhere in an arm, conditional or not: the ranks that
+    take that arm may leave, so its test never balances (see ``exit_kind``)."""
+    for event in events:
+        if isinstance(event, Branch):
+            if event.cond is not None and any(exit_kind(arm) for arm in event.arms):
+                yield event.cond.key
+            for arm in event.arms:
+                yield from exiting_conditions(arm)
+        elif isinstance(event, Loop):
+            yield from exiting_conditions(event.body)
+
+
 def rank_break(events: Sequence[Event]) -> Cond | None:
     """The condition of a ``break`` only some ranks take, in a loop's ``events``: a
     rank-dependent branch that leaves the loop on one arm and not on the other

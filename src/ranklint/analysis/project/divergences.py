@@ -22,11 +22,13 @@ from ranklint.analysis.project.decisions import (
     plain_flag,
 )
 from ranklint.analysis.project.sequences import (
+    NO_TAIL,
     OPEN,
     CollectiveLeaf,
     Divergence,
     DivergenceKind,
     RankCond,
+    Tail,
     agree,
     alone_on_its_side,
     argument_keys,
@@ -60,6 +62,7 @@ from ranklint.model.events import (
     conditions,
     context_partner,
     exit_kind,
+    exiting_conditions,
 )
 from ranklint.model.kinds import CallKind
 
@@ -266,10 +269,13 @@ class CollectiveAnalysis:
 
         ``if not is_main: barrier()`` ... ``if is_main: barrier()`` (main process
         first) is balanced: every rank calls barrier once, at different points.
+        A test with an early exit in an arm is not (``if is_main: if stale >
+        patience: return``): the flattened sides below would not show the exit.
         """
         conds: dict[str, RankCond] = {}
+        exiting = set(exiting_conditions(function.events))
         for cond in conditions(function.events):
-            if cond.key in conds:
+            if cond.key in conds or cond.key in exiting:
                 continue
             rank = self._rank_cond(cond, module, function)
             if rank is not None:
@@ -295,12 +301,15 @@ class CollectiveAnalysis:
         module: ModuleSummary,
         function: FunctionSummary,
         context: dict[str, bool] | None = None,
+        tail: Tail = NO_TAIL,
     ) -> None:
-        """``context``: truth of the uniform tests enclosing ``events`` (the arm taken)."""
+        """``context``: truth of the uniform tests enclosing ``events`` (the arm
+        taken); ``tail``: the code that runs after ``events`` end."""
         context = context or {}
         for index, event in enumerate(events):
+            rest = events[index + 1 :]
             if isinstance(event, Branch):
-                self._check_branch(event, events[index + 1 :], module, function, context)
+                self._check_branch(event, rest, module, function, context, tail)
             elif isinstance(event, Loop):
                 cond = self._rank_cond(event.cond, module, function)
                 if cond is not None:
@@ -309,9 +318,9 @@ class CollectiveAnalysis:
                     )
                     if hits:
                         self._report(Divergence(DivergenceKind.LOOP_TRIP_COUNT, hits[0], cond))
-                self._check_block(event.body, module, function, context)
+                self._check_block(event.body, module, function, context, tail.into_loop(rest))
             elif isinstance(event, Opaque):
-                self._check_block(event.body, module, function, context)
+                self._check_block(event.body, module, function, context, tail.after(rest))
             elif isinstance(event, CallEvent) and event.rank_args and not event.unpacking:
                 self._check_arguments(event, module, function, context)
 
@@ -375,7 +384,9 @@ class CollectiveAnalysis:
         module: ModuleSummary,
         function: FunctionSummary,
         context: dict[str, bool],
+        tail: Tail,
     ) -> None:
+        """``rest``: the events after ``branch`` in its block; ``tail``: the code after that."""
         cond = self._rank_cond(branch.cond, module, function)
         if cond is not None and branch.cond is not None and self._is_balanced(branch.cond):
             cond = None
@@ -385,17 +396,18 @@ class CollectiveAnalysis:
             cond = None
         if cond is not None:
             kinds = [exit_kind(arm) for arm in branch.arms]
-            if (kinds[0] is None) != (kinds[1] is None) and rest:
+            exiting = 0 if kinds[0] is not None else 1
+            kind = kinds[exiting] or ExitKind.RETURN
+            skipped = [*rest, *tail.skipped(kind)]
+            if (kinds[0] is None) != (kinds[1] is None) and skipped:
                 # One arm leaves early: the code after the branch belongs to the other.
-                exiting = 0 if kinds[0] is not None else 1
-                kind = kinds[exiting] or ExitKind.RETURN
                 self._compare_paths(
                     branch,
                     cond,
                     module,
                     function,
                     exiting,
-                    [*branch.arms[1 - exiting], *rest],
+                    [*branch.arms[1 - exiting], *skipped],
                     kind,
                     len(branch.arms[1 - exiting]),
                     context,
@@ -412,7 +424,7 @@ class CollectiveAnalysis:
             if uniform is not None:
                 # Inside `if self.pipe_parallel:` ... `else:`, that flag is known.
                 inner = {**context, uniform.key: (index == 0) != uniform.negated}
-            self._check_block(arm, module, function, inner)
+            self._check_block(arm, module, function, inner, tail.after(rest))
 
     def _compare_paths(
         self,
@@ -448,6 +460,7 @@ class CollectiveAnalysis:
             # it (unless the other arm issues it itself).
             leaf = second[index]
             if not any(other.chain and leaf.chain[0] == other.chain[0] for other in in_arm):
+                surely = self._flatten(branch.arms[first_arm], module, function, {}, assume)[1]
                 self._report(
                     Divergence(
                         DivergenceKind.SKIPPED_AFTER_EXIT,
@@ -455,6 +468,7 @@ class CollectiveAnalysis:
                         cond,
                         when_false=first_arm == 1,
                         exit_kind=exit_kind,
+                        exit_on_some_paths=surely is None,
                     )
                 )
                 return

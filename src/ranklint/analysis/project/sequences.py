@@ -17,7 +17,15 @@ from ranklint.analysis.walk.axes import GLOBAL_AXIS
 from ranklint.analysis.walk.catalog import PROPERTY_COLLECTIVES, lookup
 from ranklint.analysis.walk.membership import EVERY_RANK, MESH_GROUP, splits
 from ranklint.analysis.walk.wrapped import WRAPPED_PREFIX
-from ranklint.model.events import CallEvent, Collective, Cond, ExitKind, Literal
+from ranklint.model.events import (
+    FUNCTION_EXITS,
+    CallEvent,
+    Collective,
+    Cond,
+    Event,
+    ExitKind,
+    Literal,
+)
 from ranklint.model.kinds import CallKind
 
 
@@ -262,8 +270,10 @@ class Divergence:
     when_false: bool = False
     # MISMATCH: what the other ranks issue at the same position.
     other: CollectiveLeaf | None = None
-    # SKIPPED_AFTER_EXIT: return, exit, continue or break.
+    # SKIPPED_AFTER_EXIT: return, exit, continue or break; and whether the
+    # exiting arm leaves only on some paths (`if rank == 0: if stale > patience: return`).
     exit_kind: ExitKind | None = None
+    exit_on_some_paths: bool = False
 
     @property
     def condition(self) -> str:
@@ -284,3 +294,32 @@ def alone_on_its_side(divergence: Divergence) -> bool:
     if divergence.kind is DivergenceKind.SKIPPED_AFTER_EXIT:
         return divergence.when_false == alone_when  # the ranks that do not exit reach it
     return (not divergence.when_false) == alone_when
+
+
+@dataclass(frozen=True, slots=True)
+class Tail:
+    """The code that runs after a block ends, for an early exit in it to skip.
+
+    ``loop``: to the end of the innermost enclosing loop's body (what a
+    ``continue`` or ``break`` skips); ``function``: after that loop, to the end
+    of the function (what a ``return`` skips as well). Later iterations of
+    the loops are not included: a finding names the first collective skipped.
+    """
+
+    loop: tuple[Event, ...] = ()
+    function: tuple[Event, ...] = ()
+
+    def after(self, rest: Sequence[Event]) -> Tail:
+        """The tail of a block nested before ``rest`` (an arm, a `with` body)."""
+        return Tail((*rest, *self.loop), self.function) if rest else self
+
+    def into_loop(self, rest: Sequence[Event]) -> Tail:
+        """The tail of a loop's body, where the loop is followed by ``rest``."""
+        return Tail((), (*rest, *self.loop, *self.function))
+
+    def skipped(self, kind: ExitKind) -> tuple[Event, ...]:
+        """What an exit of ``kind`` skips of the tail."""
+        return (*self.loop, *self.function) if kind in FUNCTION_EXITS else self.loop
+
+
+NO_TAIL = Tail()

@@ -89,8 +89,9 @@ def _message(divergence: Divergence) -> str:
         )
     if kind is DivergenceKind.SKIPPED_AFTER_EXIT:
         assert divergence.exit_kind is not None
+        can = "can " if divergence.exit_on_some_paths else ""
         return (
-            f"{subject} is skipped by ranks that {_EXIT_TEXT[divergence.exit_kind]} when "
+            f"{subject} is skipped by ranks that {can}{_EXIT_TEXT[divergence.exit_kind]} when "
             f"`{condition}`{false}{_file_system(condition)}; the ranks that reach it hang in it; "
             f"move the collective before the early exit or make every rank reach it"
         )

@@ -303,7 +303,8 @@ def _guard(divergence: Divergence, cond: RankCond, test: str) -> Link:
     if kind is DivergenceKind.SKIPPED_AFTER_EXIT:
         exit_kind = divergence.exit_kind
         shown = exit_kind.value if exit_kind is not None else "exit"  # pragma: no mutate
-        return Link("early-exit", f"`{shown}` when `{test}`", HIGH)
+        some = " on some paths" if divergence.exit_on_some_paths else ""
+        return Link("early-exit", f"`{shown}`{some} when `{test}`", HIGH)
     used = guard_kind(test, cond)
     # Members of a group all pass a membership test alike; but every rank must
     # create every group, members or not.

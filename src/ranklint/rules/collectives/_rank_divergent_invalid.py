@@ -343,4 +343,23 @@ INVALID: tuple[str, ...] = (
             dist.barrier()  # expect: RNK102 (medium)
         return path
     """,
+    """
+    import torch
+    import torch.distributed as dist
+
+
+    def train(model, loader, validate, patience):
+        # https://github.com/jpata/particleflow/pull/249: rank 0 alone decides to stop
+        # early, under a data test in its validation block, and leaves the loop.
+        stale = 0
+        for step, batch in enumerate(loader):
+            model(batch).backward()
+            if step % 100 == 0:
+                if dist.get_rank() == 0:
+                    with torch.no_grad():
+                        stale = stale + 1 if validate(model) else 0
+                        if stale > patience:
+                            return
+            dist.barrier()  # expect: RNK102
+    """,
 )

@@ -39,7 +39,12 @@ the rank is a loop with a rank-dependent trip count), reading
   the rank (`for _ in range(rank)`);
 - a rank-dependent early `return`, `sys.exit()`, `continue` or `break`
   before it, or a `break` only some ranks take in the loop around it (`if
-  rank == 0: break`: the other ranks go round again);
+  rank == 0: break`: the other ranks go round again). The exit may sit under
+  a further test in the rank test's arm (`if rank == 0: if stale > patience:
+  return`: the message says those ranks *can* return), and the collective
+  after the blocks around the rank test (a uniform `if`, a `with`, a `try`,
+  an inner loop) as far as the exit reaches: past the function's blocks for
+  a `return`, to the end of the loop's body for a `continue`;
 - a decorator that runs the function on one rank only: one of the project
   whose wrapper calls the function only under a rank test (`if
   dist.get_rank() == 0: return fn(...)`), whatever its name; one the run
@@ -136,8 +141,12 @@ is_deepspeed or is_main:`).
 
 A rank-dependent `raise` is not treated as an early exit: the raising rank
 fails with an error and the launcher stops the job, so there is no silent
-hang. A value that a broadcast, all_reduce or all_gather wrote (its first
-argument) is rank-invariant afterwards. Two branches on the same rank
+hang. An exit inside a loop is compared with the code after it in the
+same iteration, not with the loop's later iterations: `if rank == 0:
+barrier(); return` before a `barrier()` at the end of a loop body is
+balanced, although rank 0 misses the next iteration's barrier. A value
+that a broadcast, all_reduce or all_gather wrote (its first argument) is
+rank-invariant afterwards. Two branches on the same rank
 condition are judged together (`if rank > 0: barrier()` … `if rank == 0:
 barrier()` is balanced; a nested test of it is decided by its arm), and a
 flag set from the rank (`serve = True; if rank > 0: serve = False`) is read
