@@ -140,7 +140,7 @@ The second family (``v2``; same rank sources, predicates and flows):
   the debug flag off, ``not torch.isfinite(t).all()``.
 
 The third family (``v3``, :data:`CLASSES_V3`, seeds from ``V3_OFFSET`` on; ``all``
-adds one after each 7 of v1 and 6 of v2, 14 classes each as often):
+adds two after each 7 of v1 and 6 of v2, 15 classes each as often):
 
 - ``wrapped-forward``: ``model``, a DDP model of a ``torch.nn.BatchNorm1d(2)``
   (its forward broadcasts the buffers), built in view or by ``wrap(m,
@@ -153,6 +153,14 @@ adds one after each 7 of v1 and 6 of v2, 14 classes each as often):
   or ``model = model.module if hasattr(model, "module") else model`` in the
   helper) under a rank test, or ``DDP(..., broadcast_buffers=False)`` under a
   rank test.
+- ``nested-exit``: a ``return`` (or ``continue``) under a rank test that reaches
+  beyond the test's own block, before a collective after that block: under a
+  further test in the rank test's arm (``if step >= 1:`` in a ``for step in
+  range(3):`` loop), inside a uniform ``if step % 2 == 0:``, a ``with
+  torch.no_grad():`` or an inner loop; uniform: the same exit under a uniform
+  test, a ``continue`` with the collective after the loop, a ``break`` from an
+  inner loop, an arm that issues the collective itself before it returns (in
+  a uniform ``if``, no loop), or the exit after the last collective.
 
 Programs are 5-25 non-blank lines (all files together) and always terminate.
 """
@@ -201,7 +209,7 @@ CLASSES_V2: tuple[str, ...] = (
     "local-exit",
 )
 # The third family (``--grammar v3``): program seeds from V3_OFFSET on.
-CLASSES_V3: tuple[str, ...] = ("wrapped-forward",)
+CLASSES_V3: tuple[str, ...] = ("wrapped-forward", "nested-exit")
 ALL_CLASSES: tuple[str, ...] = CLASSES + CLASSES_V2 + CLASSES_V3
 GRAMMARS: dict[str, tuple[str, ...]] = {
     "v1": CLASSES,
@@ -324,7 +332,7 @@ def program_seeds(count: int, seed: int, grammar: str = "all") -> list[int]:
     """The program seeds of a run: ``v1`` the first ``count`` of the block (the
     programs of the first grammar, unchanged), ``v2`` those from ``V2_OFFSET`` on,
     ``v3`` those from ``V3_OFFSET`` on, ``all`` the three in turn, 7 of v1, 6 of v2
-    then 1 of v3, so every class comes as often."""
+    then 2 of v3, so every class comes as often."""
     families = {name: offset for name, _, offset in _FAMILIES}
     if grammar in families:
         return [program_seed(seed, families[grammar] + index) for index in range(count)]
@@ -1367,6 +1375,59 @@ class _GeneratorV3(_GeneratorV2):
         if variant == "if-else-local":
             with body.block("else:"):
                 self.local()
+
+    def class_nested_exit(self, diverge: bool) -> None:
+        """An exit under a rank test that reaches beyond the test's own block: under
+        a further test in the rank test's arm, or in a uniform `if`, a `with` or an
+        inner loop, before a collective after that block."""
+        body = self.body
+        if diverge:
+            variant = self.pick(
+                "variant", ("nested-test", "in-uniform-if", "in-with", "inner-loop", "continue")
+            )
+        else:
+            variant = self.pick(
+                "variant",
+                ("uniform-test", "continue-after-loop", "arm-issues", "after-last", "break-inner"),
+            )
+        op = _op_call(self.use(self.pick("op", ("barrier", "barrier", "all_reduce", "broadcast"))))
+        test = self.condition(uniform=variant == "uniform-test")
+        if variant == "in-with":
+            with body.block("with torch.no_grad():"), body.block(f"if {test}:"):
+                body.line("return")
+            body.line(op)
+            return
+        if variant == "arm-issues":
+            with body.block(f"if {self.w} > 0:"), body.block(f"if {test}:"):
+                body.line(op)
+                body.line("return")
+            body.line(op)
+            return
+        if variant == "after-last":
+            body.line(op)
+        if variant in ("inner-loop", "break-inner"):
+            exit_line = "return" if variant == "inner-loop" else "break"
+            with body.block("for epoch in range(2):"):
+                with body.block("for i in range(2):"), body.block(f"if {test}:"):
+                    body.line(exit_line)
+                body.line(op)
+            return
+        exit_line = "continue" if variant in ("continue", "continue-after-loop") else "return"
+        with body.block("for step in range(3):"):
+            if variant in ("nested-test", "uniform-test"):
+                with body.block(f"if {test}:"):
+                    self.local()
+                    with body.block("if step >= 1:"):
+                        body.line(exit_line)
+            else:
+                with body.block("if step % 2 == 0:"), body.block(f"if {test}:"):
+                    body.line(exit_line)
+            if variant not in ("after-last", "continue-after-loop"):
+                body.line(op)
+            else:
+                self.local()
+        if variant == "continue-after-loop":
+            body.line(op)
 
 
 # -- running -------------------------------------------------------------------
