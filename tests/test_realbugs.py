@@ -84,10 +84,6 @@ NOT_FOUND_YET: dict[str, str] = {
         "DDP's all-reduce in `backward()` is implicit and the loop ends on this rank's own "
         "`StopIteration`: neither is modelled"
     ),
-    "a31_torchmetrics_fid_compute_in_rank_zero_only": (
-        "torchmetrics' `Metric.compute()` syncs the state; `compute` is too generic a method "
-        "name to catalogue without the metric's type"
-    ),
     "a33_kempnerforge_load_branch_on_per_rank_exists": (
         "`path.exists()` on a shared file system can differ between ranks; only paths the "
         "function writes on some ranks are treated as rank-dependent"

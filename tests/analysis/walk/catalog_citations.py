@@ -33,6 +33,7 @@ def implicit_rows() -> list[CallSpec]:
         *catalog._DTENSOR,
         *catalog._CHECKPOINTING,
         *catalog._WRAPPERS,
+        *catalog._METRICS,
         *catalog.PROPERTY_COLLECTIVES.values(),
     ]
 
@@ -185,6 +186,7 @@ _PL = ("Lightning-AI/pytorch-lightning", "7f0c3436cd3f6ad3753125672024fc415cbcb4
 _MEG = ("NVIDIA/Megatron-LM", "d98e8a64ddf34856e74b24714e3bedb2f5a39553")
 _HF = ("huggingface/transformers", "release 5.25.0 (PyPI wheel)")
 _TORCH = ("pytorch/pytorch", "release 2.13.0 (installed wheel)")
+_TM = ("Lightning-AI/torchmetrics", "release 1.9.0 (PyPI wheel)")
 
 _OPS = "src/accelerate/utils/operations.py"
 _ACCELERATOR = "src/accelerate/accelerator.py"
@@ -234,6 +236,42 @@ _REDUCE = Source(*_ACC, _OPS, "846-879", "all_reduce")
 _PAD = Source(*_ACC, _OPS, "750-781", "gathers every rank's size first")
 
 CITED: dict[str, Citation] = {
+    # torchmetrics is no dependency of ranklint's tests. Run once by hand, with the
+    # 1.9.0 wheel on 2 threaded ranks (`ranklint.runtime.run_ranks`): `compute()` of
+    # a `BinaryAccuracy`, or of a `MetricCollection`, on rank 0 alone diverges at
+    # the barrier of `gather_all_tensors`; with `sync_on_compute=False`, or a
+    # rank-0-only forward, the ranks complete.
+    "torchmetrics.Metric.compute": Citation(
+        "a barrier, then all_gathers of each state's size and of the states",
+        "torchmetrics is not installed for the tests (run once by hand, see above)",
+        (
+            Source(*_TM, "torchmetrics/metric.py", "141, 163", "sync_on_compute defaults to True"),
+            Source(
+                *_TM,
+                "torchmetrics/metric.py",
+                "676-696",
+                "compute() runs inside sync_context(should_sync=self._to_sync)",
+            ),
+            Source(
+                *_TM,
+                "torchmetrics/metric.py",
+                "573-615, 501-522",
+                "sync -> _sync_dist applies gather_all_tensors to every state",
+            ),
+            Source(
+                *_TM,
+                "torchmetrics/utilities/distributed.py",
+                "100-147",
+                "gather_all_tensors: barrier, all_gather of the sizes, all_gather",
+            ),
+            Source(
+                *_TM,
+                "torchmetrics/collections.py",
+                "358-360",
+                "MetricCollection.compute() calls compute() of each metric",
+            ),
+        ),
+    ),
     # DeepSpeed
     **{
         f"deepspeed.DeepSpeedEngine.{method}": Citation(

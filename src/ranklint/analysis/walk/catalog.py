@@ -576,6 +576,20 @@ _WRAPPERS: tuple[CallSpec, ...] = (
     ),
 )
 
+# torchmetrics: a metric's `compute()` gathers every rank's states first (a
+# barrier, then all_gathers of the sizes and the states) unless it was built
+# with `sync_on_compute=False` (then `names` does not track it); its forward and
+# `update` stay local by default (`dist_sync_on_step=False`). Measured with
+# torchmetrics 1.9.0 on 2 threaded ranks: `compute()` of a `BinaryAccuracy` or a
+# `MetricCollection` on rank 0 alone diverges at that barrier, and with
+# `sync_on_compute=False`, or a rank-0-only forward, it completes
+# (tests/analysis/walk/catalog_citations.py). One row for the methods of every
+# class of the package (see lookup), for objects tracked by name or attribute.
+METRIC_COMPUTE = CallSpec(
+    "torchmetrics.Metric.compute", CallKind.COLLECTIVE, ("torchmetrics.Metric.compute",)
+)
+_METRICS: tuple[CallSpec, ...] = (METRIC_COMPUTE,)
+
 CATALOG: tuple[CallSpec, ...] = (
     *_TORCH_COLLECTIVES,
     *_POINT_TO_POINT,
@@ -584,6 +598,7 @@ CATALOG: tuple[CallSpec, ...] = (
     *_GROUP_CREATION,
     *_CHECKPOINTING,
     *_WRAPPERS,
+    *_METRICS,
 )
 
 
@@ -613,7 +628,25 @@ def lookup(qualified_name: str | None) -> CallSpec | None:
     """The catalog row for a resolved call target, or ``None``."""
     if qualified_name is None:
         return None
-    return BY_QUALIFIED_NAME.get(qualified_name)
+    spec = BY_QUALIFIED_NAME.get(qualified_name)
+    if (
+        spec is None
+        and qualified_name.endswith(".compute")
+        and is_metric_class(qualified_name.removesuffix(".compute"))
+    ):
+        return METRIC_COMPUTE  # `acc.compute()` of `acc = BinaryAccuracy()`
+    return spec
+
+
+def is_metric_class(qualified_name: str) -> bool:
+    """A class of torchmetrics (``torchmetrics.classification.BinaryAccuracy``,
+    ``torchmetrics.MetricCollection``): capitalised, outside its functional API."""
+    head, _, last = qualified_name.rpartition(".")
+    return (
+        (head == "torchmetrics" or head.startswith("torchmetrics."))
+        and not head.startswith("torchmetrics.functional")
+        and last[:1].isupper()
+    )
 
 
 def lookup_method(method: str, receiver: str | None) -> CallSpec | None:

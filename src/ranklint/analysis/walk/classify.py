@@ -15,6 +15,7 @@ import libcst as cst
 
 from ranklint.analysis.walk.bodies import FunctionScan
 from ranklint.analysis.walk.catalog import CallSpec, lookup, lookup_method
+from ranklint.analysis.walk.definitions import attribute_definitions
 from ranklint.analysis.walk.names import NameTable, last_name
 from ranklint.analysis.walk.targets import call_target
 from ranklint.model.kinds import CallKind
@@ -44,6 +45,7 @@ class CallClassifier:
         extra_methods: dict[str, CallSpec],
         scan: Callable[[], FunctionScan | None] = lambda: None,
         source: str = "",
+        module: cst.Module | None = None,
     ) -> None:
         self.names = names
         self.extra = extra
@@ -53,6 +55,10 @@ class CallClassifier:
         self.scan = scan
         # The file's text: the configuration of calls outside any function.
         self.source = source
+        # The file's module, for the objects its classes keep in attributes; its
+        # `self.<x> = Class(...)` assignments, read at the first call that needs them.
+        self.module = module if not source or _HOLDS_OBJECTS.search(source) else None
+        self._attributes: dict[str, cst.BaseExpression] | None = None
         # Depth of `with FSDP.state_dict_type(...):` blocks around the walk.
         self.state_dict_contexts = 0
         # id(call node) -> classification; the nodes live as long as the walk.
@@ -104,6 +110,10 @@ class CallClassifier:
             if spec is not None:
                 return spec, qualified
         target = call_target(func, names)
+        if qualified is None:
+            held = self._held_object_call(func)
+            if held is not None:
+                return held
         if isinstance(func, cst.Attribute) and (qualified is None or spec is None):
             method = func.attr.value
             receiver = last_name(func.value)
@@ -131,3 +141,37 @@ class CallClassifier:
             if spec is not None:
                 return spec, target
         return None, target
+
+    def _held_object_call(self, func: cst.BaseExpression) -> tuple[CallSpec, str] | None:
+        """(row, target) of ``self.<x>.method(...)`` or ``self.<x>(...)`` where
+        ``self.<x>`` holds an object of a catalogued class (see held_class)."""
+        method = "__call__"
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute):
+            method, func = func.attr.value, func.value
+        built = self.held_class(func)
+        if built is None:
+            return None
+        target = f"{built}.{method}"
+        spec = lookup(target)
+        return None if spec is None else (spec, target)
+
+    def held_class(self, node: cst.BaseExpression) -> str | None:
+        """The class of the object ``self.<x>`` holds, where the module's methods
+        assign it once and build an object of a library class (``self.fid =
+        FrechetInceptionDistance()``, ``self.model = DDP(net)``); None otherwise,
+        and for a class of this project (its methods are followed as calls)."""
+        if self.module is None or not (
+            isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name)
+            and node.value.value == "self"
+        ):
+            return None
+        if self._attributes is None:
+            self._attributes = attribute_definitions(self.module)
+        value = self._attributes.get(node.attr.value)
+        built = None if value is None else self.names.built_class(value)
+        return None if built is None or built.startswith("@") else built
+
+
+# The text of a file whose classes may keep a catalogued object in an attribute.
+_HOLDS_OBJECTS = re.compile(r"torchmetrics|DataParallel|FSDP|\.prepare\(")

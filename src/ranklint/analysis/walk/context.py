@@ -88,6 +88,7 @@ class FileContext:
             self.settings.extra_collectives.methods,
             scan=self.rank.scan,
             source=self.source or "",
+            module=self.module,
         )
         self.facts = FactsBuilder(self.module, self.path, self.rank, self.settings, self.calls)
         self.tensors = TensorTypes(self.names)

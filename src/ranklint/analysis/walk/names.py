@@ -30,6 +30,7 @@ from ranklint.analysis.walk.catalog import (
     DEEPSPEED_ENGINE,
     DEEPSPEED_INITIALIZE,
     WRAPPER_GROUP_KEYWORDS,
+    is_metric_class,
 )
 
 
@@ -78,7 +79,9 @@ def last_name(node: cst.BaseExpression) -> str | None:
 
 # DDP's keywords that, set to False, leave its forward local (torch 2.13 names the
 # first `forward_sync_buffers`; measured: a rank-0-only forward then completes).
-_NO_FORWARD_SYNC = frozenset({"broadcast_buffers", "forward_sync_buffers"})
+# A keyword that, set to False, keeps what the catalog counts as a collective local:
+# DDP's buffer broadcast in its forward, a torchmetrics metric's gather in compute().
+_NO_FORWARD_SYNC = frozenset({"broadcast_buffers", "forward_sync_buffers", "sync_on_compute"})
 # Wrapper classes whose calls are collectives on their process group.
 _WRAPPERS = frozenset({"FullyShardedDataParallel", "DistributedDataParallel"})
 
@@ -176,6 +179,10 @@ class NameTable:
                 self._makers[name] = built
                 return
 
+    def built_class(self, value: cst.BaseExpression) -> str | None:
+        """The class ``value`` builds, as a raw target (see ``_constructed_class``)."""
+        return self._constructed_class(value)
+
     def _constructed_class(self, value: cst.BaseExpression | None) -> str | None:
         """The class ``value`` builds (``Helper(...)``, ``mod.Helper(...)``), as a raw target.
 
@@ -200,11 +207,11 @@ class NameTable:
             return None
         qualified = self.resolve(func)
         if qualified is not None:
-            if _is_wrapper(qualified) and any(
+            if (_is_wrapper(qualified) or is_metric_class(qualified)) and any(
                 arg.keyword is not None and arg.keyword.value in WRAPPER_GROUP_KEYWORDS
                 for arg in value.args
             ):
-                return None  # a wrapper on a group of its own: its members are unknown
+                return None  # on a group of its own (`process_group=`): its members are unknown
             if any(
                 arg.keyword is not None
                 and arg.keyword.value in _NO_FORWARD_SYNC

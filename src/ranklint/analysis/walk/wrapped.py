@@ -78,9 +78,10 @@ def forwarded_parameter(
 def wrapped_argument(node: cst.BaseExpression, calls: CallClassifier) -> str | None:
     """:data:`WRAPPED_PREFIX` and the class, where ``node`` names a model whose
     forward is a collective as the code ``calls`` classifies configures it."""
-    if not isinstance(node, cst.Name):
-        return None
-    built = calls.names.instance_of(node.value)
+    if isinstance(node, cst.Name):
+        built = calls.names.instance_of(node.value)
+    else:
+        built = calls.held_class(node)  # `evaluate(self.model, x)`
     # (A shortcut: no catalog row is named "None.__call__"; not mutated.)
     spec = None if built is None else lookup(f"{built}.__call__")  # pragma: no mutate
     if spec is None or spec.kind is not CallKind.COLLECTIVE:

@@ -136,9 +136,11 @@ def _describe(leaf: CollectiveLeaf) -> str:
 
 
 # Calls of a model wrapped by FSDP (`model = FSDP(m)`, `fully_shard(m)`), by
-# ZeRO-3 or accelerate's FSDP, and of a DDP model (`model = DDP(m)`).
+# ZeRO-3 or accelerate's FSDP, of a DDP model (`model = DDP(m)`), and of a metric.
 _SHARDED_MODEL_CALLS = {
     "buffered_forward": "the forward of a DDP model (it broadcasts the module's buffers)",
     "forward": "the forward of a sharded model (it all-gathers the parameters)",
     "generate": "`generate` of a sharded model (each step all-gathers the parameters)",
+    # And a torchmetrics metric's compute().
+    "compute": "`compute` of a torchmetrics metric (it all-gathers every rank's state)",
 }

@@ -362,4 +362,19 @@ INVALID: tuple[str, ...] = (
                             return
             dist.barrier()  # expect: RNK102
     """,
+    """
+    import torch.distributed as dist
+    from torchmetrics.image.fid import FrechetInceptionDistance
+
+
+    class LipSync:
+        def __init__(self):
+            self.fid = FrechetInceptionDistance(feature=2048)
+
+        def on_validation_end(self):
+            # https://github.com/Lightning-AI/torchmetrics/issues/2684: compute()
+            # gathers every rank's metric state, here on rank 0 alone.
+            if dist.get_rank() == 0:
+                print(self.fid.compute())  # expect: RNK102
+    """,
 )

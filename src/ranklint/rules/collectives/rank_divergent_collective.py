@@ -24,7 +24,9 @@ Reports a collective (all_reduce, broadcast, barrier, all_gather_object,
 distributed checkpoint save/load, building a DDP model (it checks the
 parameters' shapes and broadcasts rank 0's state), FSDP state-dict gathering, DTensor
 `full_tensor()`, DeepSpeed's `GatheredParameters` where the file configures
-ZeRO stage 3, accelerate, Lightning and Lightning Fabric wrappers, ...) that
+ZeRO stage 3, a torchmetrics metric's `compute()` (it gathers every rank's
+state, unless the metric is built with `sync_on_compute=False`), accelerate,
+Lightning and Lightning Fabric wrappers, ...) that
 only some ranks of its group reach. Collectives
 that frameworks issue implicitly count too: Lightning's `self.log(...,
 sync_dist=True)` (and `log_dict`, once per key: a dict whose keys depend on
@@ -197,9 +199,13 @@ function of the same module defined above the call returns one it builds
 (`model = ddp_wrap(model)` with `return DDP(m, ...)`), and into the helpers it
 is passed to: `if rank == 0: evaluate(model, loader)` is reported where
 `evaluate` runs `model(x)`, `model.forward(x)` or `model.generate(...)` and
-never rebinds `model` (`model = model.module` unwraps it). A model kept in an
-attribute (`self.model`) or returned by a helper of another module is not
-followed.
+never rebinds `model` (`model = model.module` unwraps it). A model, or a
+torchmetrics metric, kept in an attribute that the module's methods assign
+once (`self.model = DDP(net)`, `self.fid = FrechetInceptionDistance()` in
+`__init__`) is followed in every method of the module's classes, where it is
+called (`self.model(x)`, `self.fid.compute()`) or passed to a helper
+(`evaluate(self.model, x)`); one assigned twice, or returned by a helper of
+another module, is not followed.
 
 Framework calls that communicate only in some configurations count where the
 code shows that configuration: a state-dict getter
