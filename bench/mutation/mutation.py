@@ -4,6 +4,7 @@
     python bench/mutation/mutation.py --list                 # the groups and their tests
     python bench/mutation/mutation.py suppressions positions # mutate and test these groups
     python bench/mutation/mutation.py --report               # scores of every group run so far
+    python bench/mutation/mutation.py exits_held --only '*xǁTailǁ*'  # some mutants only
     python bench/mutation/mutation.py --overall              # each module once, from its latest run
     python bench/mutation/mutation.py --try rank NAME tests/analysis/walk/test_rank_taint.py
                                                     # does this test kill that mutant?
@@ -44,7 +45,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -289,6 +290,29 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/analysis/project/test_wrapped_models.py",
             "tests/analysis/walk/test_rank_tests.py",
             "tests/analysis/project/test_argument_flow.py",
+        ),
+    ),
+    # Issue 36, fourth session: early exits past their block (sequences.Tail,
+    # events.exiting_conditions, the divergence checks) and library objects kept
+    # in attributes (CallClassifier.held_class). Meant to run with --only on the
+    # functions that session added or changed (docs/dev/testing.md).
+    "exits_held": (
+        (
+            "analysis/project/sequences.py",
+            "analysis/project/divergences.py",
+            "model/events.py",
+            "analysis/walk/classify.py",
+            "analysis/walk/names.py",
+            "analysis/walk/wrapped.py",
+        ),
+        (
+            "tests/analysis/project/test_nested_exits.py",
+            "tests/analysis/project/test_sequences.py",
+            "tests/analysis/walk/test_held_objects.py",
+            "tests/analysis/project/test_wrapped_models.py",
+            "tests/analysis/project/test_project_facts.py",
+            "tests/analysis/walk/test_classify_cache.py",
+            "tests/analysis/walk/test_configured_wrappers.py",
         ),
     ),
     # Jupyter notebooks read as Python and written back, and their cell placement.
@@ -579,12 +603,13 @@ def prepare(group: str, *, fresh: bool) -> Path:
     return work
 
 
-def run(group: str, *, fresh: bool, max_children: int) -> int:
+def run(group: str, *, fresh: bool, max_children: int, only: Sequence[str] = ()) -> int:
+    """Mutate and test ``group``; ``only``: the mutant names (globs) to run, else all."""
     work = prepare(group, fresh=fresh)
     started = time.perf_counter()
     mutmut = Path(sys.executable).parent / "mutmut"
     done = subprocess.run(
-        [str(mutmut), "run", "--max-children", str(max_children)],
+        [str(mutmut), "run", "--max-children", str(max_children), *only],
         cwd=work,
         # Property tests run 25 examples (not 300) per mutant: see tests/conftest.py.
         env={**os.environ, "HYPOTHESIS_PROFILE": "mutation"},
@@ -717,6 +742,13 @@ def main() -> int:
     parser.add_argument("--fresh", action="store_true", help="discard earlier results first")
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument(
+        "--only",
+        nargs="+",
+        default=(),
+        metavar="GLOB",
+        help="run only the mutants whose names match (`*xǁTailǁ*`, `*x_lookup__mutmut_*`)",
+    )
+    parser.add_argument(
         "--try",
         dest="try_",
         nargs="+",
@@ -741,7 +773,9 @@ def main() -> int:
         parser.error(f"unknown group(s) {', '.join(unknown)}; see --list")
     code = 0
     for group in args.groups:
-        code = max(code, run(group, fresh=args.fresh, max_children=args.max_children))
+        code = max(
+            code, run(group, fresh=args.fresh, max_children=args.max_children, only=args.only)
+        )
     done = [g for g in GROUPS if (WORK / g / "mutants").is_dir()]
     if args.report or args.groups:
         print(report(done))

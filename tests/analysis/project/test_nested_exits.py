@@ -212,3 +212,45 @@ def test_main_process_first_without_an_exit_stays_balanced() -> None:
     )
 
     assert lines == []
+
+
+def test_rank_return_in_an_exception_handler_skips_the_barrier_after_the_try() -> None:
+    lines = _lines(
+        """
+        def train(loader, step):
+            for batch in loader:
+                try:
+                    step(batch)
+                except ValueError:
+                    if dist.get_rank() == 0:
+                        return None
+                dist.barrier()
+        """
+    )
+
+    assert lines == [11]
+
+
+def test_two_main_process_first_pairs_on_two_rank_tests_both_stay_balanced() -> None:
+    lines = _lines(
+        """
+        import os
+
+
+        def prepare(download, unpack):
+            rank = dist.get_rank()
+            local_rank = int(os.environ["LOCAL_RANK"])
+            if rank != 0:
+                dist.barrier()
+            download()
+            if rank == 0:
+                dist.barrier()
+            if local_rank != 0:
+                dist.barrier()
+            unpack()
+            if local_rank == 0:
+                dist.barrier()
+        """
+    )
+
+    assert lines == []

@@ -252,3 +252,24 @@ def test_ddp_model_kept_in_an_attribute_is_followed_into_the_helper_it_is_passed
     )
 
     assert lines == [11]
+
+
+def test_method_of_a_held_object_without_a_row_of_its_class_falls_back_to_the_method_name() -> None:
+    lines = _lines(
+        """
+        from accelerate import Accelerator
+
+
+        class Trainer:
+            def __init__(self):
+                self.accelerator = Accelerator()
+
+            def log(self, t):
+                if dist.get_rank() == 0:
+                    return self.accelerator.gather(t)
+        """
+    )
+
+    # `accelerate.Accelerator.gather` is no row; the method row `gather` on an
+    # `accelerator` receiver is.
+    assert lines == [10]

@@ -311,7 +311,7 @@ class Tail:
 
     def after(self, rest: Sequence[Event]) -> Tail:
         """The tail of a block nested before ``rest`` (an arm, a `with` body)."""
-        return Tail((*rest, *self.loop), self.function) if rest else self
+        return Tail((*rest, *self.loop), self.function)
 
     def into_loop(self, rest: Sequence[Event]) -> Tail:
         """The tail of a loop's body, where the loop is followed by ``rest``."""

@@ -158,8 +158,8 @@ class CallClassifier:
     def held_class(self, node: cst.BaseExpression) -> str | None:
         """The class of the object ``self.<x>`` holds, where the module's methods
         assign it once and build an object of a library class (``self.fid =
-        FrechetInceptionDistance()``, ``self.model = DDP(net)``); None otherwise,
-        and for a class of this project (its methods are followed as calls)."""
+        FrechetInceptionDistance()``, ``self.model = DDP(net)``); ``@local:Class``
+        for a class of this project; None otherwise."""
         if self.module is None or not (
             isinstance(node, cst.Attribute)
             and isinstance(node.value, cst.Name)
@@ -168,9 +168,9 @@ class CallClassifier:
             return None
         if self._attributes is None:
             self._attributes = attribute_definitions(self.module)
-        value = self._attributes.get(node.attr.value)
-        built = None if value is None else self.names.built_class(value)
-        return None if built is None or built.startswith("@") else built
+        # A class of this project comes back as `@local:Class`: no catalog row
+        # names one, so its methods are left to the call graph.
+        return self.names.built_class(self._attributes.get(node.attr.value))
 
 
 # The text of a file whose classes may keep a catalogued object in an attribute.

@@ -179,7 +179,7 @@ class NameTable:
                 self._makers[name] = built
                 return
 
-    def built_class(self, value: cst.BaseExpression) -> str | None:
+    def built_class(self, value: cst.BaseExpression | None) -> str | None:
         """The class ``value`` builds, as a raw target (see ``_constructed_class``)."""
         return self._constructed_class(value)
 
