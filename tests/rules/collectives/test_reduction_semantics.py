@@ -394,3 +394,88 @@ def test_finding_decided_after_the_walk_is_suppressed_by_a_noqa_on_its_statement
     )
 
     assert _lines(body) == []
+
+
+# -- a running total kept in an attribute, SUM-reduced in the method that adds to it ----------
+
+
+_METRIC = (
+    "class Accuracy:\n"
+    "    def __init__(self):\n"
+    "        self.correct = 0.0\n"
+    "        self.total = 0.0\n"
+    "\n"
+    "    def __call__(self, hits, n, device):\n"
+    "        self.correct += hits\n"
+    "        self.total += n\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("copy", "back"),
+    [
+        ("torch.tensor(self.correct)", "t.item()"),
+        ("torch.tensor(self.correct).to(device)", "t.item()"),
+        ("torch.as_tensor(self.correct, device=device)", "float(t)"),
+        ("self.correct.clone()", "t"),
+        ("self.correct.detach().clone()", "t.cpu()"),
+    ],
+)
+def test_running_total_copied_summed_and_written_back_is_reported(copy: str, back: str) -> None:
+    body = (
+        _METRIC + f"        t = {copy}\n        dist.all_reduce(t)\n        self.correct = {back}\n"
+    )
+
+    assert _lines(body) == [13]
+
+
+def test_running_total_summed_in_place_is_reported_with_its_name() -> None:
+    body = _METRIC + "        dist.all_reduce(self.correct, op=ReduceOp.SUM)\n"
+
+    found = findings_of(HEADER + body, select=SELECT)
+
+    assert [f.line for f in found] == [12]
+    assert found[0].message.startswith(
+        "`self.correct` is a running total (`+=` in this method) that this all-reduce replaces "
+        "by its SUM over ranks"
+    )
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        # This call's part is reduced, then added: the fix.
+        "        part = torch.tensor(hits)\n        dist.all_reduce(part)\n"
+        "        self.seen = part.item()\n",
+        # A copy reduced and returned, the total kept local.
+        "        t = torch.tensor(self.correct)\n        dist.all_reduce(t)\n        return t\n",
+        # Written back into another attribute.
+        "        t = torch.tensor(self.correct)\n        dist.all_reduce(t)\n"
+        "        self.global_correct = t.item()\n",
+        # Reduced with another op.
+        "        dist.all_reduce(self.correct, op=ReduceOp.MAX)\n",
+        # An attribute of another object.
+        "        dist.all_reduce(other.correct)\n",
+        # Written back before the reduction.
+        "        t = torch.tensor(self.correct)\n        self.correct = t.item()\n"
+        "        dist.all_reduce(t)\n",
+    ],
+)
+def test_running_total_not_replaced_by_its_sum_is_not_reported(tail: str) -> None:
+    assert _lines(_METRIC + tail) == []
+
+
+def test_total_summed_in_a_method_that_does_not_add_to_it_is_not_reported() -> None:
+    body = (
+        "class Accuracy:\n"
+        "    def update(self, hits):\n"
+        "        self.correct += hits\n"
+        "\n"
+        "    def get_metric(self):\n"
+        "        t = torch.tensor(self.correct)\n"
+        "        dist.all_reduce(t)\n"
+        "        self.correct = t.item()\n"
+        "        return self.correct\n"
+    )
+
+    assert _lines(body) == []

@@ -23,6 +23,10 @@ where the mix-up is visible, each as a :class:`Mismatch`:
 - ``aliased-in-place-reduce``: one tensor stored under two keys of a dict
   whose values a function of the module all-reduces in place: it is reduced
   twice.
+- ``resummed-total``: a running total kept in an attribute (``self.total +=
+  batch``) that the same method replaces by its SUM all-reduce (in place, or
+  through a copy written back): the next call adds to a total already summed
+  over the ranks and sums it again.
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ class MismatchKind(enum.Enum):
     GRAD_OVER_GLOBAL_COUNT = "grad-over-global-count"
     AUTOGRAD_LESS_ALL_REDUCE = "autograd-less-all-reduce"
     ALIASED_IN_PLACE_REDUCE = "aliased-in-place-reduce"
+    RESUMMED_TOTAL = "resummed-total"
 
 
 @dataclass(frozen=True)
@@ -258,7 +263,82 @@ def scan_functions(
         found += _autograd_less(function)
         if in_place_reducers:
             found += _aliased_values(function)
+        found += _resummed_totals(function)
     return found
+
+
+def _resummed_totals(function: _Function) -> Iterator[Mismatch]:
+    """``self.total += batch`` and, in the same method, ``dist.all_reduce(self.total)``
+    or ``t = torch.tensor(self.total); dist.all_reduce(t); self.total = t.item()``."""
+    accumulated = {
+        attribute
+        for node in function.nodes
+        if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign)
+        for attribute in (_own_attribute(node.target),)
+        if attribute is not None
+    }
+    if not accumulated:
+        return
+    for call, op, reduced in function.all_reduces():
+        if op != "SUM":
+            continue
+        attribute = _own_attribute(reduced)
+        if attribute in accumulated:
+            yield Mismatch(MismatchKind.RESUMMED_TOTAL, call, f"self.{attribute}")
+            continue
+        name = _name(reduced)
+        values = [] if name is None else function.defining(name)
+        copied = _copied_attribute(values[0]) if len(values) == 1 else None
+        if (
+            name is not None
+            and copied in accumulated
+            and _written_back(function, call, name, copied)
+        ):
+            yield Mismatch(MismatchKind.RESUMMED_TOTAL, call, f"self.{copied}")
+
+
+def _own_attribute(node: cst.BaseExpression) -> str | None:
+    """``total`` for ``self.total``; None otherwise."""
+    if isinstance(node, cst.Attribute) and _name(node.value) == "self":
+        return node.attr.value
+    return None
+
+
+# Calls that copy a value into a tensor, or a tensor into another one.
+_COPIES = frozenset({"tensor", "as_tensor", "clone", "detach", "to", "cuda", "float", "double"})
+
+
+def _copied_attribute(node: cst.BaseExpression, depth: int = 0) -> str | None:
+    """``total`` where ``node`` copies ``self.total`` (``torch.tensor(self.total)``,
+    ``self.total.clone()``, ``self.total.detach().to(device)``); None otherwise."""
+    attribute = _own_attribute(node)
+    if attribute is not None or depth > 4 or not isinstance(node, cst.Call):
+        return attribute
+    if last_name(node.func) not in _COPIES:
+        return None
+    func = node.func
+    if (
+        isinstance(func, cst.Attribute)
+        and _own_attribute(func) is None
+        and (func.attr.value not in ("tensor", "as_tensor"))
+    ):
+        return _copied_attribute(func.value, depth + 1)  # `self.total.clone()`
+    return _copied_attribute(node.args[0].value, depth + 1) if node.args else None
+
+
+def _written_back(function: _Function, call: cst.Call, name: str, attribute: str) -> bool:
+    """Whether ``self.<attribute> = ...name...`` follows ``call``."""
+    seen = False
+    for node in function.nodes:
+        seen = seen or node is call
+        if (
+            seen
+            and isinstance(node, cst.Assign)
+            and reads_name(node.value, name)
+            and any(_own_attribute(target.target) == attribute for target in node.targets)
+        ):
+            return True
+    return False
 
 
 def _mean_summed(function: _Function) -> Iterator[Mismatch]:

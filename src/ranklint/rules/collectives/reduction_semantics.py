@@ -48,6 +48,12 @@ _MESSAGES: dict[MismatchKind, str] = {
         "contributions is a constant to autograd, so their part of the gradient is lost (1/W "
         "of it flows); use `torch.distributed.nn.functional.all_reduce`"
     ),
+    MismatchKind.RESUMMED_TOTAL: (
+        "`{value}` is a running total (`+=` in this method) that this all-reduce replaces by "
+        "its SUM over ranks: the next call adds its batch to a total already summed and sums "
+        "it again, so earlier batches count W, W², ... times; all-reduce only this call's part "
+        "and add it to the total, or reduce the total once when it is read"
+    ),
     MismatchKind.ALIASED_IN_PLACE_REDUCE: (
         "`{value}` is also the value of `{detail}` in this dict, and a function of this module "
         "all-reduces every value of such dicts in place: the shared tensor is summed twice "
@@ -80,7 +86,10 @@ world size W:
 - `dist.all_reduce` of a value built by matrix products of a loss
   function's inputs (no backward through the collective);
 - one tensor stored under two keys of a dict, in a module whose functions
-  all-reduce every value of a dict in place.
+  all-reduce every value of a dict in place;
+- a running total kept in an attribute (`self.total += ...`) that the same
+  method SUM-all-reduces in place, or copies (`torch.tensor(self.total)`,
+  `.clone()`), all-reduces and writes back (`self.total = t.item()`).
 """
     why = """\
 DDP, FSDP and ZeRO average gradients over the data-parallel group, and
@@ -139,6 +148,18 @@ torchmetrics) are not modelled, so summing them again is not seen.
             world_size = dist.get_world_size()
             for p in model.parameters():
                 p.grad.mul_(world_size / num_tokens)
+        """,
+        """
+        import torch
+        import torch.distributed as dist
+
+
+        class BooleanAccuracy:
+            def __call__(self, correct):
+                # Only this call's part is summed, then added to the total.
+                part = correct.sum()
+                dist.all_reduce(part)
+                self._correct_count += part.item()
         """,
     )
     invalid = (
@@ -205,6 +226,20 @@ torchmetrics) are not modelled, so summing them again is not seen.
             for v in metrics.values():
                 dist.all_reduce(v)
             return metrics
+        """,
+        """
+        import torch
+        import torch.distributed as dist
+
+
+        class BooleanAccuracy:
+            def __call__(self, correct):
+                # https://github.com/allenai/allennlp/pull/4568: the running total is
+                # summed over ranks again at every call.
+                self._correct_count += correct.sum()
+                total = torch.tensor(self._correct_count)
+                dist.all_reduce(total)  # expect: RNK112
+                self._correct_count = total.item()
         """,
     )
 
