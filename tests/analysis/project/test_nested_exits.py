@@ -254,3 +254,34 @@ def test_two_main_process_first_pairs_on_two_rank_tests_both_stay_balanced() -> 
     )
 
     assert lines == []
+
+
+def test_uniform_flag_is_known_inside_its_arms_for_the_methods_a_rank_test_there_calls() -> None:
+    lines = _lines(
+        """
+        class Trainer:
+            def run(self):
+                if self.pipe_parallel:
+                    self.sync()
+                else:
+                    if dist.get_rank() == 0:
+                        self.report()
+
+            def step(self, step):
+                if not self.pipe_parallel:
+                    if step > 3:
+                        if dist.get_rank() == 0:
+                            self.report()
+
+            def report(self):
+                if self.pipe_parallel:
+                    dist.barrier()
+
+            def sync(self):
+                dist.barrier()
+        """
+    )
+
+    # In the `else` arm (and under `not self.pipe_parallel`, through a further
+    # test) `self.pipe_parallel` is false: `report()` issues nothing.
+    assert lines == []

@@ -62,32 +62,34 @@ _A, _B, _C, _D = (
 
 
 def test_tail_after_a_nested_block_puts_the_blocks_rest_before_the_enclosing_tail() -> None:
-    tail = Tail((_C,), (_D,)).after([_A, _B])
+    tail = Tail(([_C],), ([_D],)).after([_A, _B])
 
-    assert tail == Tail((_A, _B, _C), (_D,))
-    assert Tail((_C,), (_D,)).after([]) == Tail((_C,), (_D,))
+    assert tail.skipped(ExitKind.CONTINUE) == [_A, _B, _C]
+    assert tail.skipped(ExitKind.RETURN) == [_A, _B, _C, _D]
+    assert Tail(([_C],), ([_D],)).after([]).skipped(ExitKind.RETURN) == [_C, _D]
 
 
 def test_tail_into_a_loop_moves_everything_after_the_loop_to_what_only_a_return_skips() -> None:
-    tail = Tail((_C,), (_D,)).into_loop([_A, _B])
+    tail = Tail(([_C],), ([_D],)).into_loop([_A, _B])
 
-    assert tail == Tail((), (_A, _B, _C, _D))
+    assert tail.skipped(ExitKind.BREAK) == []
+    assert tail.skipped(ExitKind.RETURN) == [_A, _B, _C, _D]
 
 
 @pytest.mark.parametrize(
     ("kind", "expected"),
     [
-        (ExitKind.RETURN, (_A, _B)),
-        (ExitKind.EXIT, (_A, _B)),
-        (ExitKind.CONTINUE, (_A,)),
-        (ExitKind.BREAK, (_A,)),
+        (ExitKind.RETURN, [_A, _B]),
+        (ExitKind.EXIT, [_A, _B]),
+        (ExitKind.CONTINUE, [_A]),
+        (ExitKind.BREAK, [_A]),
     ],
 )
 def test_tail_skipped_by_an_exit_is_the_loop_rest_and_for_function_exits_the_rest_too(
-    kind: ExitKind, expected: tuple[Exit, ...]
+    kind: ExitKind, expected: list[Exit]
 ) -> None:
-    assert Tail((_A,), (_B,)).skipped(kind) == expected
-    assert NO_TAIL.skipped(kind) == ()
+    assert Tail(([_A],), ([_B],)).skipped(kind) == expected
+    assert NO_TAIL.skipped(kind) == []
 
 
 def _cond(key: str) -> Cond:

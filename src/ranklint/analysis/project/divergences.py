@@ -398,8 +398,9 @@ class CollectiveAnalysis:
             kinds = [exit_kind(arm) for arm in branch.arms]
             exiting = 0 if kinds[0] is not None else 1
             kind = kinds[exiting] or ExitKind.RETURN
-            skipped = [*rest, *tail.skipped(kind)]
-            if (kinds[0] is None) != (kinds[1] is None) and skipped:
+            one_exits = (kinds[0] is None) != (kinds[1] is None)
+            skipped = [*rest, *tail.skipped(kind)] if one_exits else []
+            if skipped:
                 # One arm leaves early: the code after the branch belongs to the other.
                 self._compare_paths(
                     branch,

@@ -300,26 +300,29 @@ def alone_on_its_side(divergence: Divergence) -> bool:
 class Tail:
     """The code that runs after a block ends, for an early exit in it to skip.
 
-    ``loop``: to the end of the innermost enclosing loop's body (what a
-    ``continue`` or ``break`` skips); ``function``: after that loop, to the end
-    of the function (what a ``return`` skips as well). Later iterations of
-    the loops are not included: a finding names the first collective skipped.
+    ``loop``: the blocks to the end of the innermost enclosing loop's body
+    (what a ``continue`` or ``break`` skips); ``function``: those after that
+    loop, to the end of the function (what a ``return`` skips as well); each
+    innermost first. The blocks are kept, not copied, so entering a nested
+    block costs its depth, not its length. Later iterations of the loops are
+    not included: a finding names the first collective skipped.
     """
 
-    loop: tuple[Event, ...] = ()
-    function: tuple[Event, ...] = ()
+    loop: tuple[Sequence[Event], ...] = ()
+    function: tuple[Sequence[Event], ...] = ()
 
     def after(self, rest: Sequence[Event]) -> Tail:
-        """The tail of a block nested before ``rest`` (an arm, a `with` body)."""
-        return Tail((*rest, *self.loop), self.function)
+        """The tail of a block nested before ``rest`` (an arm, a handler)."""
+        return Tail((rest, *self.loop), self.function)
 
     def into_loop(self, rest: Sequence[Event]) -> Tail:
         """The tail of a loop's body, where the loop is followed by ``rest``."""
-        return Tail((), (*rest, *self.loop, *self.function))
+        return Tail((), (rest, *self.loop, *self.function))
 
-    def skipped(self, kind: ExitKind) -> tuple[Event, ...]:
-        """What an exit of ``kind`` skips of the tail."""
-        return (*self.loop, *self.function) if kind in FUNCTION_EXITS else self.loop
+    def skipped(self, kind: ExitKind) -> list[Event]:
+        """What an exit of ``kind`` skips of the tail, in order."""
+        blocks = (*self.loop, *self.function) if kind in FUNCTION_EXITS else self.loop
+        return [event for block in blocks for event in block]
 
 
 NO_TAIL = Tail()
