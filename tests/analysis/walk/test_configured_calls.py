@@ -16,7 +16,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from ranklint.analysis.walk.bodies import FunctionScan, sharding_calls
+from ranklint.analysis.walk.bodies import FunctionScan, TextGates, sharding_calls
 from ranklint.analysis.walk.names import NameTable, dotted_name
 from ranklint.config import Config
 from tests.conftest import codes_by_line, findings_of
@@ -65,7 +65,7 @@ def _later(source: str, getter: str = "get_model_state_dict") -> bool:
         for node in _calls(function)
         if isinstance(node.func, cst.Name) and node.func.value == getter
     )
-    return FunctionScan(function, NameTable(), gathers=False).sharded_later(call)
+    return FunctionScan(function, NameTable(), TextGates(gathers=False)).sharded_later(call)
 
 
 def _calls(function: cst.FunctionDef) -> list[cst.Call]:
@@ -129,14 +129,16 @@ def test_sharded_later_when_sharded_both_before_and_after_is_true() -> None:
 def test_sharded_later_outside_any_function_is_false() -> None:
     call = cst.parse_expression("get_model_state_dict(model)")
     assert isinstance(call, cst.Call)
-    assert FunctionScan(None, NameTable(), gathers=False).sharded_later(call) is False
+    assert FunctionScan(None, NameTable(), TextGates(gathers=False)).sharded_later(call) is False
 
 
 def test_sharded_later_of_a_call_from_another_function_is_false() -> None:
     function = _function("def f(model):\n    fully_shard(model)\n")
     call = cst.parse_expression("get_model_state_dict(model)")
     assert isinstance(call, cst.Call)
-    assert FunctionScan(function, NameTable(), gathers=False).sharded_later(call) is False
+    assert (
+        FunctionScan(function, NameTable(), TextGates(gathers=False)).sharded_later(call) is False
+    )
 
 
 def test_sharded_later_of_a_call_that_reads_no_named_module_is_false() -> None:

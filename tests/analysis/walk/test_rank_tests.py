@@ -11,7 +11,7 @@ import pytest
 
 from ranklint.analysis.project.sequences import CollectiveLeaf
 from ranklint.analysis.walk.arguments import group_arguments
-from ranklint.analysis.walk.bodies import FunctionScan
+from ranklint.analysis.walk.bodies import FunctionScan, TextGates
 from ranklint.analysis.walk.definitions import attribute_definitions, single_definitions
 from ranklint.analysis.walk.membership import (
     EVERY_RANK,
@@ -306,6 +306,23 @@ def test_single_definitions_reads_a_one_line_body() -> None:
     assert isinstance(function, cst.FunctionDef)
     found = single_definitions(function, source)
     assert {name: _code(value) for name, value in found.items()} == {"me": "dist.get_rank()"}
+
+
+def test_single_definitions_make_the_source_only_for_a_dict_bound_once() -> None:
+    source = "def f():\n    me = dist.get_rank()\n    (n := 2)\n    n = 3\n"
+    function = cst.parse_module(source).body[0]
+    assert isinstance(function, cst.FunctionDef)
+    made: list[str] = []
+
+    def text() -> str:
+        made.append(source)
+        return source
+
+    assert set(single_definitions(function, text)) == {"me"}  # `n` is bound by `:=` too
+    assert made == []
+    with_dict = cst.parse_module("def g():\n    d = {'a': 1}\n    d['b'] = 2\n").body[0]
+    assert isinstance(with_dict, cst.FunctionDef)
+    assert single_definitions(with_dict, lambda: "d['b'] = 2") == {}
 
 
 def test_single_definitions_of_a_lambda_is_empty() -> None:
@@ -694,7 +711,7 @@ def _scan(body: str) -> FunctionScan:
     source = "def f():\n" + textwrap.indent(textwrap.dedent(body), "    ")
     function = cst.parse_module(source).body[0]
     assert isinstance(function, cst.FunctionDef)
-    return FunctionScan(function, NameTable(), gathers=False)
+    return FunctionScan(function, NameTable(), TextGates(gathers=False))
 
 
 @pytest.mark.parametrize(
@@ -728,7 +745,7 @@ def test_function_scan_definition_reads_a_name_or_a_constant_key_of_a_dict(
 
 
 def test_function_scan_definition_outside_a_function_is_none() -> None:
-    scan = FunctionScan(None, NameTable(), gathers=False)
+    scan = FunctionScan(None, NameTable(), TextGates(gathers=False))
     assert scan.definition(cst.Name("me")) is None
 
 

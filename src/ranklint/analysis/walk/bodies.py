@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -156,14 +157,34 @@ def _argument(node: cst.Call, position: int, keyword: str | None) -> cst.BaseExp
     return positional[position] if position < len(positional) else None
 
 
+@dataclass(frozen=True)
+class TextGates:
+    """What a file's text rules out, read once per file: the scans of its functions
+    that could find nothing there are skipped."""
+
+    gathers: bool = True  # the text names `gather_object`
+    walrus: bool = True  # the text holds `:=`
+
+    @classmethod
+    def of(cls, source: str | None) -> TextGates:
+        """The gates of a file whose text is ``source`` (None: unknown, all open)."""
+        if source is None:
+            return cls()
+        return cls(gathers="gather_object" in source, walrus=":=" in source)
+
+
+ALL_OPEN = TextGates()
+
+
 class FunctionScan:
     """The written paths and gathered objects of one function, scanned on first use."""
 
-    def __init__(self, function: Function | None, names: NameTable, *, gathers: bool) -> None:
+    def __init__(
+        self, function: Function | None, names: NameTable, gates: TextGates = ALL_OPEN
+    ) -> None:
         self._function = function
         self._names = names
-        # A file that never names gather_object gathers nothing: its scan is skipped.
-        self._gathers = gathers
+        self._gates = gates
 
     @functools.cached_property
     def written(self) -> frozenset[str]:
@@ -180,20 +201,28 @@ class FunctionScan:
 
     @functools.cached_property
     def _definitions(self) -> dict[str, cst.BaseExpression]:
-        return {} if self._function is None else single_definitions(self._function, self.text)
+        if self._function is None:
+            return {}
+        return single_definitions(self._function, lambda: self.text, walrus=self._gates.walrus)
+
+    @functools.cached_property
+    def _parameters(self) -> frozenset[str]:
+        function = self._function
+        if not isinstance(function, cst.FunctionDef):
+            return frozenset()
+        return frozenset(parameter_names(function))
 
     @functools.cached_property
     def _kept_parameters(self) -> frozenset[str]:
         """The parameters the function never binds again (found once: asked at every call)."""
-        function = self._function
-        if not isinstance(function, cst.FunctionDef):
-            return frozenset()
-        counts = binding_counts(function)
-        return frozenset(name for name in parameter_names(function) if counts[name] == 1)
+        assert isinstance(self._function, cst.FunctionDef)  # it has parameters
+        counts = binding_counts(self._function)
+        return frozenset(name for name in self._parameters if counts[name] == 1)
 
     def kept_parameter(self, name: str) -> bool:
-        """Whether ``name`` is a parameter the function never binds again."""
-        return name in self._kept_parameters
+        """Whether ``name`` is a parameter the function never binds again (its
+        bindings are counted only once a parameter is asked about)."""
+        return name in self._parameters and name in self._kept_parameters
 
     def definition(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
         """The value a name the function binds once is bound to, or a constant key's
@@ -238,6 +267,6 @@ class FunctionScan:
     @functools.cached_property
     def gathered(self) -> frozenset[str]:
         # (The gate is an optimisation: the scan would find nothing; not mutated.)
-        if self._function is None or not self._gathers:  # pragma: no mutate
+        if self._function is None or not self._gates.gathers:  # pragma: no mutate
             return frozenset()
         return gathered_objects(self._function, self._names)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ranklint.analysis.walk.bodies import TextGates
 from ranklint.analysis.walk.classify import CallClassifier
 from ranklint.analysis.walk.names import NameTable
 from ranklint.analysis.walk.rank import RankTaint
@@ -80,7 +81,7 @@ class FileContext:
             self.names,
             self.settings.rank_names,
             self.settings.__dict__.get("declared_rank_names"),
-            gathers_objects=self.source is None or "gather_object" in self.source,
+            gates=TextGates.of(self.source),
         )
         self.calls = CallClassifier(
             self.names,

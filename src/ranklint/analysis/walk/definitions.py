@@ -20,31 +20,43 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import libcst as cst
 
 from ranklint.analysis.walk.constants import bindings
-from ranklint.syntax import block_statements, parameter_names, suite_statements
+from ranklint.syntax import block_statements, iter_nodes, parameter_names, suite_statements
 
 _DICT_MUTATORS = r"\.(?:update|pop|setdefault|clear|popitem)\("
 
 
 def single_definitions(
-    function: cst.FunctionDef | cst.Lambda, text: str
+    function: cst.FunctionDef | cst.Lambda,
+    text: str | Callable[[], str],
+    *,
+    walrus: bool = True,
 ) -> dict[str, cst.BaseExpression]:
-    """Name -> value of each name ``function`` (whose source is ``text``) binds
-    exactly once, in a plain assignment."""
+    """Name -> value of each name ``function`` binds exactly once, in a plain
+    assignment. ``text``: the function's source, or how to make it (made only
+    where a dict is bound once: making it costs a code generation); ``walrus``:
+    False where the file's text holds no ``:=`` (its search is skipped)."""
     if not isinstance(function, cst.FunctionDef):
         return {}
     counts = binding_counts(function)
-    walrus = set(re.findall(r"\b(\w+)\s*:=", text)) if ":=" in text else set()
+    walrus_targets = {
+        node.target.value
+        for node in (iter_nodes(function.body) if walrus else ())
+        if isinstance(node, cst.NamedExpr) and isinstance(node.target, cst.Name)
+    }
     found: dict[str, cst.BaseExpression] = {}
     for name, value in _assignments(suite_statements(function.body)):
-        if counts[name] != 1 or name in walrus:
+        if counts[name] != 1 or name in walrus_targets:
             continue
-        if isinstance(value, cst.Dict) and _changed(name, text):
-            continue
+        if isinstance(value, cst.Dict):
+            if not isinstance(text, str):
+                text = text()
+            if _changed(name, text):
+                continue
         found[name] = value
     return found
 

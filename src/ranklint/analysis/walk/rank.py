@@ -26,7 +26,7 @@ from ranklint.analysis.walk.axes import (
     identifier_words,
     rank_axes,
 )
-from ranklint.analysis.walk.bodies import Function, FunctionScan
+from ranklint.analysis.walk.bodies import ALL_OPEN, Function, FunctionScan, TextGates
 from ranklint.analysis.walk.catalog import (
     ARGUMENT_RANK_FUNCTIONS,
     FILE_SYSTEM_QUERIES,
@@ -112,7 +112,7 @@ class RankTaint:
         rank_names: NamePatterns,
         declared_rank_names: NamePatterns | None = None,
         *,
-        gathers_objects: bool = True,
+        gates: TextGates = ALL_OPEN,
     ) -> None:
         self.names = names
         self.rank_names = rank_names
@@ -130,9 +130,8 @@ class RankTaint:
         self._controls: list[_Control] = []
         # Each function being walked, and the paths it writes (computed on demand).
         self._functions: list[FunctionScan] = []
-        # Whether the file may gather objects (`gather_object` in its text):
-        # other files skip that scan.
-        self.gathers_objects = gathers_objects
+        # What the file's text rules out (`gather_object`, `:=`): scans skipped.
+        self.gates = gates
         # Flags that restate a rank test, for the module and each function.
         self._flags: list[RestatedFlags] = [RestatedFlags()]
         self._complements: list[ComplementaryAssignments] = [ComplementaryAssignments()]
@@ -142,7 +141,7 @@ class RankTaint:
     def push_function(
         self, *, method: bool, node: Function | None = None, module: cst.Module | None = None
     ) -> None:
-        self._functions.append(FunctionScan(node, self.names, gathers=self.gathers_objects))
+        self._functions.append(FunctionScan(node, self.names, self.gates))
         self._function_envs.append({})
         self._flags.append(RestatedFlags())
         self._complements.append(ComplementaryAssignments())
