@@ -294,7 +294,8 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     # Issue 36, fourth session: early exits past their block (sequences.Tail,
     # events.exiting_conditions, the divergence checks) and library objects kept
-    # in attributes (CallClassifier.held_class). Meant to run with --only on the
+    # in attributes (CallClassifier.held_class), and the speed fix of bodies.py and
+    # definitions.py (TextGates, walrus targets). Meant to run with --only on the
     # functions that session added or changed (docs/dev/testing.md).
     "exits_held": (
         (
@@ -304,9 +305,13 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "analysis/walk/classify.py",
             "analysis/walk/names.py",
             "analysis/walk/wrapped.py",
+            "analysis/walk/bodies.py",
+            "analysis/walk/definitions.py",
         ),
         (
             "tests/analysis/project/test_nested_exits.py",
+            "tests/analysis/walk/test_rank_tests.py",
+            "tests/analysis/walk/test_configured_calls.py",
             "tests/analysis/project/test_sequences.py",
             "tests/analysis/walk/test_held_objects.py",
             "tests/analysis/project/test_wrapped_models.py",

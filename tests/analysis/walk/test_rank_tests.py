@@ -325,6 +325,22 @@ def test_single_definitions_make_the_source_only_for_a_dict_bound_once() -> None
     assert single_definitions(with_dict, lambda: "d['b'] = 2") == {}
 
 
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (None, TextGates(gathers=True, walrus=True)),  # unknown text: every scan runs
+        ("x = 1\n", TextGates(gathers=False, walrus=False)),
+        ("if (n := len(x)):\n    pass\n", TextGates(gathers=False, walrus=True)),
+        ("dist.all_gather_object(out, x)\n", TextGates(gathers=True, walrus=False)),
+        ("GATHER_OBJECT = 1\n", TextGates(gathers=False, walrus=False)),
+    ],
+)
+def test_text_gates_open_only_for_the_text_a_scan_looks_for(
+    source: str | None, expected: TextGates
+) -> None:
+    assert TextGates.of(source) == expected
+
+
 def test_single_definitions_of_a_lambda_is_empty() -> None:
     node = cst.parse_expression("lambda x: x")
     assert isinstance(node, cst.Lambda)
