@@ -15,7 +15,7 @@ import libcst as cst
 
 from ranklint.analysis.walk.bodies import FunctionScan
 from ranklint.analysis.walk.catalog import CallSpec, lookup, lookup_method
-from ranklint.analysis.walk.definitions import attribute_definitions
+from ranklint.analysis.walk.definitions import attribute_definitions, self_attribute
 from ranklint.analysis.walk.names import NameTable, last_name
 from ranklint.analysis.walk.targets import call_target
 from ranklint.model.kinds import CallKind
@@ -160,17 +160,14 @@ class CallClassifier:
         assign it once and build an object of a library class (``self.fid =
         FrechetInceptionDistance()``, ``self.model = DDP(net)``); ``@local:Class``
         for a class of this project; None otherwise."""
-        if self.module is None or not (
-            isinstance(node, cst.Attribute)
-            and isinstance(node.value, cst.Name)
-            and node.value.value == "self"
-        ):
+        attribute = self_attribute(node)
+        if self.module is None or attribute is None:
             return None
         if self._attributes is None:
             self._attributes = attribute_definitions(self.module)
         # A class of this project comes back as `@local:Class`: no catalog row
         # names one, so its methods are left to the call graph.
-        return self.names.built_class(self._attributes.get(node.attr.value))
+        return self.names.built_class(self._attributes.get(attribute))
 
 
 # The text of a file whose classes may keep a catalogued object in an attribute.

@@ -139,14 +139,18 @@ def _self_assignments(
                 yield attribute, None
 
 
+def self_attribute(node: cst.BaseExpression) -> str | None:
+    """``x`` for ``self.x``; None for anything else."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+        return node.attr.value if node.value.value == "self" else None
+    return None
+
+
 def _self_targets(target: cst.BaseExpression) -> Iterator[tuple[str, bool]]:
     """(attribute, whether the whole target) of each ``self.x`` a target binds."""
-    if (
-        isinstance(target, cst.Attribute)
-        and isinstance(target.value, cst.Name)
-        and target.value.value == "self"
-    ):
-        yield target.attr.value, True
+    attribute = self_attribute(target)
+    if attribute is not None:
+        yield attribute, True
     elif isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
             for attribute, _ in _self_targets(element.value):

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import libcst as cst
 
-from ranklint.analysis.walk.definitions import declared_global
+from ranklint.analysis.walk.definitions import declared_global, self_attribute
 from ranklint.model.taint import CLEAN, Taint
 from ranklint.syntax import block_statements, suite_statements
 
@@ -66,7 +66,7 @@ def late_attributes(node: cst.ClassDef, taint_of: Callable[[cst.BaseExpression],
             taint = taint_of(test)
             if not taint.rank:
                 continue
-            for name in _assigned(arm, _self_attribute) - _assigned(other, _self_attribute):
+            for name in _assigned(arm, self_attribute) - _assigned(other, self_attribute):
                 late[name] = late.get(name, CLEAN) | taint
     return LateEnv(late)
 
@@ -172,16 +172,6 @@ def _targets(small: cst.BaseSmallStatement) -> list[cst.BaseExpression]:
     if isinstance(small, (cst.AugAssign, cst.AnnAssign)):
         return [small.target]
     return []
-
-
-def _self_attribute(target: cst.BaseExpression) -> str | None:
-    if (
-        isinstance(target, cst.Attribute)
-        and isinstance(target.value, cst.Name)
-        and target.value.value == "self"
-    ):
-        return target.attr.value
-    return None
 
 
 def _name(target: cst.BaseExpression) -> str | None:

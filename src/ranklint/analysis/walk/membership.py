@@ -34,7 +34,7 @@ from typing import Protocol
 import libcst as cst
 
 from ranklint.analysis.walk.axes import GLOBAL_AXIS
-from ranklint.analysis.walk.definitions import attribute_definitions
+from ranklint.analysis.walk.definitions import attribute_definitions, self_attribute
 from ranklint.analysis.walk.literals import int_value, string_value
 from ranklint.analysis.walk.names import NameTable, dotted_name
 from ranklint.model.taint import Taint
@@ -125,15 +125,12 @@ class GroupTable:
     def definition(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
         """The value of ``self.<x>`` where the module's methods assign it once
         (see analysis.walk.definitions.attribute_definitions); None otherwise."""
-        if not (
-            isinstance(node, cst.Attribute)
-            and isinstance(node.value, cst.Name)
-            and node.value.value == "self"
-        ):
+        attribute = self_attribute(node)
+        if attribute is None:
             return None
         if self._attributes is None:
             self._attributes = attribute_definitions(self._module)
-        return self._attributes.get(node.attr.value)
+        return self._attributes.get(attribute)
 
     def members(
         self,

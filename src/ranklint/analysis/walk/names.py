@@ -77,11 +77,11 @@ def last_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
-# DDP's keywords that, set to False, leave its forward local (torch 2.13 names the
-# first `forward_sync_buffers`; measured: a rank-0-only forward then completes).
-# A keyword that, set to False, keeps what the catalog counts as a collective local:
-# DDP's buffer broadcast in its forward, a torchmetrics metric's gather in compute().
-_NO_FORWARD_SYNC = frozenset({"broadcast_buffers", "forward_sync_buffers", "sync_on_compute"})
+# Keywords that, set to False, keep what the catalog counts as a collective local:
+# DDP's buffer broadcast in its forward (torch 2.13 names `broadcast_buffers`
+# `forward_sync_buffers`; measured: a rank-0-only forward then completes), and a
+# torchmetrics metric's gather in compute().
+_NO_SYNC_KEYWORDS = frozenset({"broadcast_buffers", "forward_sync_buffers", "sync_on_compute"})
 # Wrapper classes whose calls are collectives on their process group.
 _WRAPPERS = frozenset({"FullyShardedDataParallel", "DistributedDataParallel"})
 
@@ -214,7 +214,7 @@ class NameTable:
                 return None  # on a group of its own (`process_group=`): its members are unknown
             if any(
                 arg.keyword is not None
-                and arg.keyword.value in _NO_FORWARD_SYNC
+                and arg.keyword.value in _NO_SYNC_KEYWORDS
                 and isinstance(arg.value, cst.Name)
                 and arg.value.value == "False"
                 for arg in value.args

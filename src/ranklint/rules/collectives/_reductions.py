@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ranklint.analysis.walk.catalog import torch_distributed
+from ranklint.analysis.walk.definitions import self_attribute
 from ranklint.analysis.walk.dist_state import walk_code
 from ranklint.analysis.walk.names import last_name
 from ranklint.syntax import reads_name, source_text
@@ -274,7 +275,7 @@ def _resummed_totals(function: _Function) -> Iterator[Mismatch]:
         attribute
         for node in function.nodes
         if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign)
-        for attribute in (_own_attribute(node.target),)
+        for attribute in (self_attribute(node.target),)
         if attribute is not None
     }
     if not accumulated:
@@ -282,7 +283,7 @@ def _resummed_totals(function: _Function) -> Iterator[Mismatch]:
     for call, op, reduced in function.all_reduces():
         if op != "SUM":
             continue
-        attribute = _own_attribute(reduced)
+        attribute = self_attribute(reduced)
         if attribute in accumulated:
             yield Mismatch(MismatchKind.RESUMMED_TOTAL, call, f"self.{attribute}")
             continue
@@ -297,13 +298,6 @@ def _resummed_totals(function: _Function) -> Iterator[Mismatch]:
             yield Mismatch(MismatchKind.RESUMMED_TOTAL, call, f"self.{copied}")
 
 
-def _own_attribute(node: cst.BaseExpression) -> str | None:
-    """``total`` for ``self.total``; None otherwise."""
-    if isinstance(node, cst.Attribute) and _name(node.value) == "self":
-        return node.attr.value
-    return None
-
-
 # Calls that copy a value into a tensor, or a tensor into another one.
 _COPIES = frozenset({"tensor", "as_tensor", "clone", "detach", "to", "cuda", "float", "double"})
 
@@ -311,7 +305,7 @@ _COPIES = frozenset({"tensor", "as_tensor", "clone", "detach", "to", "cuda", "fl
 def _copied_attribute(node: cst.BaseExpression, depth: int = 0) -> str | None:
     """``total`` where ``node`` copies ``self.total`` (``torch.tensor(self.total)``,
     ``self.total.clone()``, ``self.total.detach().to(device)``); None otherwise."""
-    attribute = _own_attribute(node)
+    attribute = self_attribute(node)
     if attribute is not None or depth > 4 or not isinstance(node, cst.Call):
         return attribute
     if last_name(node.func) not in _COPIES:
@@ -319,7 +313,7 @@ def _copied_attribute(node: cst.BaseExpression, depth: int = 0) -> str | None:
     func = node.func
     if (
         isinstance(func, cst.Attribute)
-        and _own_attribute(func) is None
+        and self_attribute(func) is None
         and (func.attr.value not in ("tensor", "as_tensor"))
     ):
         return _copied_attribute(func.value, depth + 1)  # `self.total.clone()`
@@ -335,7 +329,7 @@ def _written_back(function: _Function, call: cst.Call, name: str, attribute: str
             seen
             and isinstance(node, cst.Assign)
             and reads_name(node.value, name)
-            and any(_own_attribute(target.target) == attribute for target in node.targets)
+            and any(self_attribute(target.target) == attribute for target in node.targets)
         ):
             return True
     return False

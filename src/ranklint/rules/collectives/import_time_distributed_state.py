@@ -7,6 +7,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from ranklint.analysis.walk.context import FileContext
+from ranklint.analysis.walk.definitions import self_attribute
 from ranklint.analysis.walk.dist_state import (
     ModuleHelpers,
     is_init_call,
@@ -237,7 +238,7 @@ then runs once per launched process, as the run.
             or not (frame.class_name or "").endswith(_BUILT_EARLY)
             or not isinstance(node.value, cst.Call)
             or not isinstance(node.value.func, cst.Name)
-            or not any(_is_self_attribute(target.target) for target in node.targets)
+            or not any(self_attribute(target.target) is not None for target in node.targets)
         ):
             return
         helpers = self._module()
@@ -307,14 +308,6 @@ then runs once per launched process, as the run.
 
 # Classes built before the trainer creates the process group.
 _BUILT_EARLY = ("Dataset", "DataModule")
-
-
-def _is_self_attribute(target: cst.BaseExpression) -> bool:
-    return (
-        isinstance(target, cst.Attribute)
-        and isinstance(target.value, cst.Name)
-        and target.value.value == "self"
-    )
 
 
 def _keeps_run_value(value: cst.BaseExpression) -> bool:
